@@ -1,0 +1,10 @@
+# libsndfile: Debian ships only a pkg-config file. Provides SndFile::sndfile.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PC_SNDFILE QUIET IMPORTED_TARGET sndfile)
+endif()
+include(FindPackageHandleStandardArgs)
+find_package_handle_standard_args(SndFile REQUIRED_VARS PC_SNDFILE_FOUND VERSION_VAR PC_SNDFILE_VERSION)
+if(SndFile_FOUND AND NOT TARGET SndFile::sndfile)
+  add_library(SndFile::sndfile ALIAS PkgConfig::PC_SNDFILE)
+endif()

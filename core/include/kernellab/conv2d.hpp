@@ -1,0 +1,100 @@
+#pragma once
+// 2D convolution.
+//
+// Semantics (identical for every backend, CPU and GPU):
+//   out(y, x, c) = sum_{i,j} K(i, j) * in(y + i - ay, x + j - ax, c)
+// i.e. correlation, like cv::filter2D, with the anchor (ay, ax) = (rows/2, cols/2)
+// at the kernel's centre. `flipKernel` rotates K by 180 degrees first, giving
+// true convolution. Pixels outside the image follow `border` (border.hpp).
+// Each channel is filtered independently. u8/u16 results are rounded to nearest,
+// ties to even, and saturated (rounding.hpp); f32 in gives f32 out; floatOutput
+// forces an f32 result (Sobel, Laplacian need the sign).
+//
+// Every backend accumulates the sum s exactly enough that, for integer outputs,
+// only a rounding tie can make two backends disagree: the reference accumulates
+// in double, converts s to float, then applies saturateRound. For integer
+// outputs the tests therefore accept a difference of 1 where s lies within
+// 1e-6 * sum|K * in| + 1e-9 of a tie (k + 0.5), see conv2dReferenceSums.
+#include "kernellab/border.hpp"
+
+#include <opencv2/core/mat.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kl {
+
+constexpr int kMaxConv2DKernelSize = 63;
+
+struct Conv2DSpec {
+    cv::Mat kernel;  ///< CV_32F, 1 channel, rows and cols odd in [1, 63]
+    BorderMode border = BorderMode::Reflect101;
+    double borderValue = 0.0;  ///< used by BorderMode::Constant, in input units, all channels
+    bool flipKernel = false;   ///< true: convolution rather than correlation
+    bool floatOutput = false;  ///< true: the result is CV_32F whatever the input depth
+};
+
+/// Throws kl::InvalidArgument naming the bad field (kernel size, type, non-finite taps) or input.
+void validateConv2D(const cv::Mat& input, const Conv2DSpec& spec);
+/// The taps actually correlated with the image (flipped when spec.flipKernel).
+cv::Mat effectiveKernel(const Conv2DSpec& spec);
+/// CV_32F if spec.floatOutput, else the input's depth.
+int conv2dOutputDepth(const cv::Mat& input, const Conv2DSpec& spec);
+
+/// A rank-1 kernel K = column * row^T (column: rows taps, row: cols taps).
+struct SeparableKernel {
+    std::vector<float> column;
+    std::vector<float> row;
+};
+/// The factors when `kernel` (any numeric single-channel matrix) is rank-1 to within
+/// `relTolerance` of its largest tap; nullopt otherwise (and for an empty matrix).
+/// Of the candidate splits (pivot row/column through the largest tap, or row/column
+/// sums, the divisor on either side) the one reproducing the float taps most closely
+/// is returned, so dyadic kernels (OpenCV's small Gaussian tables, Sobel) and 1xN /
+/// Nx1 kernels split exactly. An all-zero kernel gives zero factors.
+std::optional<SeparableKernel> separateKernel(const cv::Mat& kernel, double relTolerance = 1e-6);
+
+/// Plain single-threaded loops (accumulating in double), mirroring the naive GPU kernel.
+cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec);
+/// The reference's unrounded sums s as CV_64F (the input's channel count) and, when
+/// `magnitudes` is given, sum |K(i,j) * in(...)| per element there (CV_64F): what the
+/// tests need to tell a rounding tie from a real difference.
+cv::Mat conv2dReferenceSums(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat* magnitudes = nullptr);
+/// cv::sepFilter2D when separateKernel succeeds, else cv::filter2D, both in CV_64F on
+/// the input converted to double; cv::copyMakeBorder pads first for Wrap and for a
+/// non-zero Constant value (filter2D has no wrap mode and pads constants with 0).
+/// The f64 result is then converted like the reference: to float, then rounded
+/// ties-to-even and saturated (convertTo). Filtering in CV_32F instead would not be
+/// the same function: filter2D accumulates in float and, for kernels of 50+ taps,
+/// uses a float DFT whose error exceeds the tie band above.
+/// Non-finite f32 inputs: the DFT path spreads a NaN/inf over the whole image, the
+/// reference only over the outputs whose window contains it.
+cv::Mat conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec);
+
+// ---- presets -------------------------------------------------------------
+
+enum class Conv2DPreset {
+    Box, Gaussian, Sharpen, SobelX, SobelY, ScharrX, ScharrY, Laplacian, Emboss, MotionBlur, Custom
+};
+
+struct Conv2DPresetParams {
+    int width = 5, height = 5;  ///< box, gaussian (odd); motion blur uses `length`
+    double sigma = 0.0;         ///< gaussian; <= 0 picks OpenCV's default for the size
+    int length = 9;             ///< motion blur length in pixels (odd)
+    double angleDegrees = 0.0;  ///< motion blur direction, counter-clockwise from +x
+    cv::Mat custom;             ///< Custom: any numeric matrix, converted to CV_32F
+    bool normalize = false;     ///< Custom: divide by the sum of taps (when non-zero)
+};
+
+/// The kernel for a preset; throws kl::InvalidArgument for bad parameters.
+cv::Mat makeConv2DKernel(Conv2DPreset preset, const Conv2DPresetParams& params = {});
+/// "box", "gaussian", "sharpen", "sobel-x", "sobel-y", "scharr-x", "scharr-y",
+/// "laplacian", "emboss", "motion-blur", "custom".
+std::string toString(Conv2DPreset preset);
+Conv2DPreset parseConv2DPreset(const std::string& name);
+std::vector<Conv2DPreset> allConv2DPresets();
+/// Whether a preset's natural result needs floatOutput (signed derivative filters).
+bool presetWantsFloatOutput(Conv2DPreset preset);
+
+} // namespace kl

@@ -1,0 +1,29 @@
+#pragma once
+// Images are cv::Mat: depth CV_8U, CV_16U or CV_32F with 1, 3 or 4 channels
+// (OpenCV's BGR / BGRA channel order), any size from 1x1 up.
+#include <opencv2/core/mat.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace kl {
+
+/// Throws kl::InvalidArgument unless img is a non-empty u8/u16/f32 image with 1, 3 or 4 channels.
+void validateImage(const cv::Mat& img, const std::string& what = "image");
+
+/// "u8", "u16", "f32" for CV_8U, CV_16U, CV_32F.
+std::string depthName(int depth);
+/// Parses "u8", "u16", "f32"; throws kl::InvalidArgument.
+int parseDepth(const std::string& name);
+
+/// e.g. "512x512 u8 x3 (768.0 KiB)".
+std::string describeImage(const cv::Mat& img);
+
+/// Physical memory currently available to this process, in bytes (MemAvailable on Linux).
+uint64_t availableMemoryBytes();
+/// Throws kl::OutOfMemory, with the estimate in the message, when `bytes` exceed what is available.
+void ensureMemoryAvailable(uint64_t bytes, const std::string& what);
+/// Human-readable size, "1.5 GiB".
+std::string formatBytes(uint64_t bytes);
+
+} // namespace kl

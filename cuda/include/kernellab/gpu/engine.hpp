@@ -1,0 +1,125 @@
+#pragma once
+// The GPU engine: runs the four operations on a CUDA device, computing exactly
+// the functions core/ defines, and reports where the time went.
+// This header exposes no CUDA types; it is safe to include from any C++ code.
+#include "kernellab/conv1d.hpp"
+#include "kernellab/conv2d.hpp"
+#include "kernellab/histogram.hpp"
+#include "kernellab/signal.hpp"
+#include "kernellab/timing.hpp"
+#include "kernellab/gpu/cuda_error.hpp"
+
+#include <opencv2/core/mat.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kl::gpu {
+
+/// Whether a usable device is present; `reason` is the CUDA runtime's own text when not.
+struct GpuStatus {
+    bool available = false;
+    std::string reason;
+};
+
+struct DeviceInfo {
+    int index = 0;
+    std::string name;
+    int computeMajor = 0, computeMinor = 0;
+    int multiprocessors = 0;
+    uint64_t globalMemoryBytes = 0;
+    uint64_t l2CacheBytes = 0;
+    int smClockKHz = 0, memoryClockKHz = 0, memoryBusWidthBits = 0;
+    double theoreticalBandwidthGBs = 0;  ///< 2 * memory clock * bus width (GB = 1e9)
+    int driverVersion = 0, runtimeVersion = 0;  ///< e.g. 13000
+    int cufftVersion = 0;
+};
+
+/// Never throws: no device, no driver, or a too-old driver give available = false and the reason.
+GpuStatus gpuStatus();
+/// Every visible device (empty when gpuStatus() is not available).
+std::vector<DeviceInfo> listDevices();
+
+enum class HostMemory { Pageable, Pinned };
+std::string toString(HostMemory m);  // "pageable", "pinned"
+HostMemory parseHostMemory(const std::string& name);
+
+enum class Stage { H2D, Kernel, D2H };
+std::string toString(Stage s);  // "h2d", "kernel", "d2h"
+
+struct RunOptions {
+    std::string variant = "auto";        ///< a name from variants(op) or "auto"
+    HostMemory memory = HostMemory::Pageable;
+    int streams = 1;                     ///< 1 .. 16; the input is split into chunks pipelined across them
+    bool endToEnd = true;                ///< false: upload once, time the kernel alone (h2d/d2h/total left 0)
+    int repetitions = 10;                ///< timed runs (median/min/max reported)
+    int warmup = 2;                      ///< untimed runs before timing
+};
+
+/// One stage of one chunk on one stream, times in ms from the start of the run.
+struct TimelineEntry {
+    int stream = 0;
+    int chunk = 0;
+    Stage stage = Stage::Kernel;
+    double startMs = 0, endMs = 0;
+};
+
+/// What one run measured. Kernel-only time is `kernel`; end-to-end is `total`
+/// (H2D + kernel + D2H, overlapped across streams when streams > 1).
+struct GpuReport {
+    std::string op;
+    std::string variant;       ///< the variant actually used (auto resolved)
+    std::string device;
+    HostMemory memory = HostMemory::Pageable;
+    int streams = 1;
+    TimingStats h2d, kernel, d2h, total;
+    std::vector<TimelineEntry> timeline;  ///< of the last timed repetition
+    uint64_t bytesH2D = 0, bytesD2H = 0;
+    uint64_t kernelBytes = 0;  ///< bytes a kernel must move in device memory (documented per op)
+    double kernelFlops = 0;    ///< 0 where FLOP/s means nothing (histogram, transpose)
+    [[nodiscard]] double kernelGBs() const;      ///< kernelBytes / median kernel time, GB = 1e9
+    [[nodiscard]] double kernelGFlops() const;   ///< 0 when kernelFlops is 0
+    [[nodiscard]] double endToEndGBs() const;    ///< (bytesH2D + bytesD2H) / median total time
+};
+
+/// Names of the variants of an op ("conv2d", "conv1d", "histogram", "transpose"), "auto" excluded.
+std::vector<std::string> variants(const std::string& op);
+
+class Engine {
+public:
+    /// Throws kl::gpu::CudaError (a std::runtime_error) when no device is usable: check gpuStatus() first.
+    explicit Engine(int device = 0);
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+    Engine(Engine&&) noexcept;
+    Engine& operator=(Engine&&) noexcept;
+
+    [[nodiscard]] const DeviceInfo& device() const;
+
+    /// Device-to-device copy bandwidth (bytes read + written per second / 1e9), measured now.
+    double measureCopyBandwidthGBs(uint64_t bytes = 1ull << 30);
+    /// Host<->device copy rates (GB/s) for the given memory kind.
+    struct TransferRates { double h2dGBs = 0, d2hGBs = 0; };
+    TransferRates measureTransferGBs(HostMemory memory, uint64_t bytes = 256ull << 20);
+
+    GpuReport conv2d(const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options, cv::Mat& output);
+    GpuReport conv1d(const Signal& input, const Conv1DSpec& spec, const RunOptions& options, Signal& output);
+    GpuReport histogram(const cv::Mat& input, const HistogramSpec& spec, const RunOptions& options,
+                        HistogramResult& output);
+    GpuReport transpose(const cv::Mat& input, const RunOptions& options, cv::Mat& output);
+    /// Interleaved <-> planar for signals (the transpose kernels on a frames x channels matrix).
+    GpuReport transposeSignal(const Signal& input, const RunOptions& options, std::vector<float>& interleaved);
+
+    /// Frees cached device buffers and plans (they are otherwise kept for reuse between runs of one shape).
+    void releaseCache();
+
+    struct Impl;  ///< device state, defined in the engine's sources (opaque here)
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kl::gpu

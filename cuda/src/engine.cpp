@@ -1,0 +1,182 @@
+#include "engine_internal.hpp"
+
+#include "kernellab/error.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace kl::gpu {
+
+std::string toString(HostMemory m) { return m == HostMemory::Pinned ? "pinned" : "pageable"; }
+
+HostMemory parseHostMemory(const std::string& name)
+{
+    if (name == "pageable") return HostMemory::Pageable;
+    if (name == "pinned") return HostMemory::Pinned;
+    throw InvalidArgument("host memory: '" + name + "' is not one of pageable, pinned");
+}
+
+std::string toString(Stage s)
+{
+    switch (s) {
+    case Stage::H2D: return "h2d";
+    case Stage::Kernel: return "kernel";
+    case Stage::D2H: return "d2h";
+    }
+    return "?";
+}
+
+double GpuReport::kernelGBs() const { return kernel.medianMs > 0 ? kernelBytes / (kernel.medianMs * 1e6) : 0; }
+double GpuReport::kernelGFlops() const { return kernel.medianMs > 0 ? kernelFlops / (kernel.medianMs * 1e6) : 0; }
+double GpuReport::endToEndGBs() const
+{
+    return total.medianMs > 0 ? double(bytesH2D + bytesD2H) / (total.medianMs * 1e6) : 0;
+}
+
+std::vector<std::string> variants(const std::string& op)
+{
+    if (op == "conv2d") return kConv2dVariants;
+    if (op == "conv1d") return kConv1dVariants;
+    if (op == "histogram") return kHistogramVariants;
+    if (op == "transpose") return kTransposeVariants;
+    throw InvalidArgument("op: '" + op + "' is not one of conv2d, conv1d, histogram, transpose");
+}
+
+std::string resolveVariant(const std::string& op, const std::string& requested,
+                           const std::vector<std::string>& known, const std::string& autoChoice)
+{
+    if (requested == "auto") return autoChoice;
+    if (std::find(known.begin(), known.end(), requested) != known.end()) return requested;
+    const std::string names = std::accumulate(known.begin(), known.end(), std::string("auto"),
+                                              [](std::string a, const std::string& b) { return a + ", " + b; });
+    throw InvalidArgument(op + " variant: '" + requested + "' is not one of " + names);
+}
+
+void validateRunOptions(const RunOptions& o)
+{
+    if (o.streams < 1 || o.streams > kMaxStreams)
+        throw InvalidArgument("streams: " + std::to_string(o.streams) + " is not in 1.." + std::to_string(kMaxStreams));
+    if (o.repetitions < 1) throw InvalidArgument("repetitions: " + std::to_string(o.repetitions) + " must be >= 1");
+    if (o.warmup < 0) throw InvalidArgument("warmup: " + std::to_string(o.warmup) + " must be >= 0");
+}
+
+void Engine::Impl::activate() const { KL_CUDA_TRY(cudaSetDevice(deviceIndex)); }
+
+const std::vector<Stream>& Engine::Impl::ensureStreams(int count)
+{
+    while (int(streams.size()) < count) streams.emplace_back();
+    return streams;
+}
+
+Engine::Engine(int device) : impl_(std::make_unique<Impl>())
+{
+    const GpuStatus status = gpuStatus();
+    if (!status.available) throw CudaError("no CUDA device: " + status.reason, 0);
+    const std::vector<DeviceInfo> devices = listDevices();
+    if (device < 0 || device >= int(devices.size()))
+        throw InvalidArgument("device: " + std::to_string(device) + " does not exist (" +
+                              std::to_string(devices.size()) + " visible)");
+    impl_->deviceIndex = device;
+    impl_->info = devices[size_t(device)];
+    KL_CUDA_TRY(cudaGetDeviceProperties(&impl_->properties, device));
+    impl_->activate();
+}
+
+Engine::~Engine() = default;
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+
+const DeviceInfo& Engine::device() const { return impl_->info; }
+
+void Engine::releaseCache()
+{
+    impl_->activate();
+    impl_->fftPlans.clear();
+    impl_->cache.clear();
+}
+
+double Engine::measureCopyBandwidthGBs(uint64_t bytes)
+{
+    impl_->activate();
+    const size_t half = size_t(bytes / 2);
+    auto* a = static_cast<std::byte*>(impl_->cache.device("bandwidth.a", half));
+    auto* b = static_cast<std::byte*>(impl_->cache.device("bandwidth.b", half));
+    const cudaStream_t s = impl_->ensureStreams(1)[0].get();
+    KL_CUDA_TRY(cudaMemsetAsync(a, 1, half, s));
+    Event start, stop;
+    std::vector<double> ms;
+    for (int i = 0; i < 12; ++i) {
+        start.record(s);
+        KL_CUDA_TRY(cudaMemcpyAsync(b, a, half, cudaMemcpyDeviceToDevice, s));
+        stop.record(s);
+        impl_->streams[0].synchronize();
+        if (i >= 2) ms.push_back(stop.millisecondsSince(start));  // first two are warm-up
+    }
+    impl_->cache.release("bandwidth.a");
+    impl_->cache.release("bandwidth.b");
+    // Each byte copied is read once and written once.
+    return 2.0 * half / (summarize(ms).medianMs * 1e6);
+}
+
+Engine::TransferRates Engine::measureTransferGBs(HostMemory memory, uint64_t bytes)
+{
+    impl_->activate();
+    const size_t n = size_t(bytes);
+    auto* dev = static_cast<std::byte*>(impl_->cache.device("bandwidth.dev", n));
+    std::vector<std::byte> pageable;
+    std::byte* host = nullptr;
+    if (memory == HostMemory::Pinned) {
+        host = static_cast<std::byte*>(impl_->cache.pinned("bandwidth.host", n));
+    } else {
+        pageable.assign(n, std::byte{1});
+        host = pageable.data();
+    }
+    const cudaStream_t s = impl_->ensureStreams(1)[0].get();
+    auto time = [&](cudaMemcpyKind kind) {
+        Event start, stop;
+        std::vector<double> ms;
+        for (int i = 0; i < 7; ++i) {
+            start.record(s);
+            if (kind == cudaMemcpyHostToDevice) KL_CUDA_TRY(cudaMemcpyAsync(dev, host, n, kind, s));
+            else KL_CUDA_TRY(cudaMemcpyAsync(host, dev, n, kind, s));
+            stop.record(s);
+            impl_->streams[0].synchronize();
+            if (i >= 2) ms.push_back(stop.millisecondsSince(start));
+        }
+        return double(n) / (summarize(ms).medianMs * 1e6);
+    };
+    TransferRates rates;
+    rates.h2dGBs = time(cudaMemcpyHostToDevice);
+    rates.d2hGBs = time(cudaMemcpyDeviceToHost);
+    impl_->cache.release("bandwidth.dev");
+    impl_->cache.release("bandwidth.host");
+    return rates;
+}
+
+GpuReport Engine::conv2d(const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options, cv::Mat& output)
+{
+    return runConv2d(*impl_, input, spec, options, output);
+}
+
+GpuReport Engine::conv1d(const Signal& input, const Conv1DSpec& spec, const RunOptions& options, Signal& output)
+{
+    return runConv1d(*impl_, input, spec, options, output);
+}
+
+GpuReport Engine::histogram(const cv::Mat& input, const HistogramSpec& spec, const RunOptions& options,
+                            HistogramResult& output)
+{
+    return runHistogram(*impl_, input, spec, options, output);
+}
+
+GpuReport Engine::transpose(const cv::Mat& input, const RunOptions& options, cv::Mat& output)
+{
+    return runTranspose(*impl_, input, options, output);
+}
+
+GpuReport Engine::transposeSignal(const Signal& input, const RunOptions& options, std::vector<float>& interleaved)
+{
+    return runTransposeSignal(*impl_, input, options, interleaved);
+}
+
+} // namespace kl::gpu

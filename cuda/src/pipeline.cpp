@@ -1,0 +1,179 @@
+#include "pipeline.hpp"
+
+#include "kernellab/error.hpp"
+
+#include <nvtx3/nvtx3.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace kl::gpu {
+
+namespace {
+
+struct KernelLabDomain {
+    static constexpr char const* name{"KernelLab"};
+};
+using Range = nvtx3::scoped_range_in<KernelLabDomain>;
+
+constexpr int kStages = 3;
+
+/// Start/end events of every stage of every chunk, plus the run's start event.
+struct RunEvents {
+    Event start;
+    std::vector<Event> marks;  // [chunk][stage][begin/end]
+    explicit RunEvents(int chunks) : marks(size_t(chunks) * kStages * 2) {}
+    Event& begin(int chunk, Stage s) { return marks[(size_t(chunk) * kStages + int(s)) * 2]; }
+    Event& end(int chunk, Stage s) { return marks[(size_t(chunk) * kStages + int(s)) * 2 + 1]; }
+};
+
+struct Repetition {
+    double h2d = 0, kernel = 0, d2h = 0, total = 0;
+    std::vector<TimelineEntry> timeline;
+};
+
+/// Where the stages read and write on the host: the caller's memory, or pinned staging.
+struct HostSide {
+    const std::byte* in = nullptr;
+    std::byte* out = nullptr;
+    bool pinned = false;
+};
+
+HostSide stageHost(Engine::Impl& engine, const Pipeline& p, HostMemory memory)
+{
+    HostSide host{static_cast<const std::byte*>(p.hostIn), static_cast<std::byte*>(p.hostOut), false};
+    if (memory == HostMemory::Pinned) {
+        auto* in = static_cast<std::byte*>(engine.cache.pinned("pipeline.in", p.hostInBytes));
+        if (p.hostInBytes) std::memcpy(in, p.hostIn, p.hostInBytes);
+        host = {in, static_cast<std::byte*>(engine.cache.pinned("pipeline.out", p.hostOutBytes)), true};
+    }
+    return host;
+}
+
+Repetition runEndToEnd(Engine::Impl& engine, Pipeline& p, const HostSide& host, int chunks, int streamCount,
+                       RunEvents& ev, uint64_t& bytesUp, uint64_t& bytesDown)
+{
+    const auto& streams = engine.streams;
+    const cudaStream_t first = streams[0].get();
+    if (p.resetOutput) p.resetOutput(first);
+    ev.start.record(first);
+    for (int s = 1; s < streamCount; ++s) KL_CUDA_TRY(cudaStreamWaitEvent(streams[s].get(), ev.start.get(), 0));
+
+    bytesUp = bytesDown = 0;
+    std::vector<ChunkContext> contexts(static_cast<size_t>(chunks));
+    for (int c = 0; c < chunks; ++c) {
+        ChunkContext& ctx = contexts[size_t(c)];
+        ctx = {c, chunks, streams[size_t(c % streamCount)].get(), host.in, host.out};
+        {
+            Range r{("h2d " + p.op).c_str()};
+            ev.begin(c, Stage::H2D).record(ctx.stream);
+            bytesUp += p.upload(ctx);
+            ev.end(c, Stage::H2D).record(ctx.stream);
+        }
+        {
+            Range r{("kernel " + p.op + " " + p.variant).c_str()};
+            ev.begin(c, Stage::Kernel).record(ctx.stream);
+            p.compute(ctx);
+            ev.end(c, Stage::Kernel).record(ctx.stream);
+        }
+        if (p.download) {
+            Range r{("d2h " + p.op).c_str()};
+            ev.begin(c, Stage::D2H).record(ctx.stream);
+            bytesDown += p.download(ctx);
+            ev.end(c, Stage::D2H).record(ctx.stream);
+        }
+    }
+    if (p.downloadAfterAll) {
+        for (int c = 0; c < chunks; ++c) KL_CUDA_TRY(cudaStreamWaitEvent(first, ev.end(c, Stage::Kernel).get(), 0));
+        Range r{("d2h " + p.op).c_str()};
+        const ChunkContext ctx{chunks - 1, chunks, first, host.in, host.out};
+        ev.begin(chunks - 1, Stage::D2H).record(first);
+        bytesDown += p.downloadAfterAll(ctx);
+        ev.end(chunks - 1, Stage::D2H).record(first);
+    }
+    KL_CUDA_TRY(cudaDeviceSynchronize());
+
+    Repetition rep;
+    double last = 0;
+    for (int c = 0; c < chunks; ++c) {
+        for (Stage s : {Stage::H2D, Stage::Kernel, Stage::D2H}) {
+            if (s == Stage::D2H && !p.download && c != chunks - 1) continue;
+            const double b = ev.begin(c, s).millisecondsSince(ev.start);
+            const double e = ev.end(c, s).millisecondsSince(ev.start);
+            (s == Stage::H2D ? rep.h2d : s == Stage::Kernel ? rep.kernel : rep.d2h) += e - b;
+            const int stream = (s == Stage::D2H && !p.download) ? 0 : c % streamCount;
+            rep.timeline.push_back({stream, c, s, b, e});
+            last = std::max(last, e);
+        }
+    }
+    rep.total = last;
+    return rep;
+}
+
+double runKernelOnly(Engine::Impl& engine, Pipeline& p, const ChunkContext& ctx, RunEvents& ev)
+{
+    if (p.resetOutput) p.resetOutput(ctx.stream);
+    Range r{("kernel " + p.op + " " + p.variant).c_str()};
+    ev.begin(0, Stage::Kernel).record(ctx.stream);
+    p.compute(ctx);
+    ev.end(0, Stage::Kernel).record(ctx.stream);
+    engine.streams[0].synchronize();
+    return ev.end(0, Stage::Kernel).millisecondsSince(ev.begin(0, Stage::Kernel));
+}
+
+} // namespace
+
+GpuReport runPipeline(Engine::Impl& engine, Pipeline& p, const RunOptions& options)
+{
+    validateRunOptions(options);
+    engine.activate();
+    const int streamCount = options.endToEnd ? options.streams : 1;
+    engine.ensureStreams(streamCount);
+    const int chunks = p.prepare(streamCount == 1 ? 1 : 4 * streamCount);
+    const HostSide host = stageHost(engine, p, options.memory);
+
+    GpuReport report;
+    report.op = p.op;
+    report.variant = p.variant;
+    report.device = engine.info.name;
+    report.memory = options.memory;
+    report.streams = streamCount;
+    report.kernelBytes = p.kernelBytes;
+    report.kernelFlops = p.kernelFlops;
+
+    RunEvents events(chunks);
+    std::vector<double> h2d, kernel, d2h, total;
+    if (options.endToEnd) {
+        for (int i = 0; i < options.warmup + options.repetitions; ++i) {
+            uint64_t up = 0, down = 0;
+            Repetition rep = runEndToEnd(engine, p, host, chunks, streamCount, events, up, down);
+            if (i < options.warmup) continue;
+            h2d.push_back(rep.h2d);
+            kernel.push_back(rep.kernel);
+            d2h.push_back(rep.d2h);
+            total.push_back(rep.total);
+            report.timeline = std::move(rep.timeline);
+            report.bytesH2D = up;
+            report.bytesD2H = down;
+        }
+    } else {
+        const ChunkContext ctx{0, 1, engine.streams[0].get(), host.in, host.out};
+        p.upload(ctx);
+        for (int i = 0; i < options.warmup + options.repetitions; ++i) {
+            const double ms = runKernelOnly(engine, p, ctx, events);
+            if (i >= options.warmup) kernel.push_back(ms);
+        }
+        if (p.download) p.download(ctx);
+        if (p.downloadAfterAll) p.downloadAfterAll(ctx);
+        engine.streams[0].synchronize();
+    }
+    report.h2d = summarize(h2d);
+    report.kernel = summarize(kernel);
+    report.d2h = summarize(d2h);
+    report.total = summarize(total);
+    if (host.pinned && p.hostOutBytes) std::memcpy(p.hostOut, host.out, p.hostOutBytes);
+    return report;
+}
+
+} // namespace kl::gpu

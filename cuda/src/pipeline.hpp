@@ -1,0 +1,60 @@
+#pragma once
+// The chunked, multi-stream H2D -> kernel -> D2H pipeline every op runs through,
+// and the event timings it reports.
+//
+// End-to-end (options.endToEnd): the op splits its work into chunks (1 for one
+// stream, 4 per stream otherwise); chunk c runs H2D, kernel, D2H on stream
+// c % streams, so copies of one chunk overlap kernels of another. Each stage of
+// each chunk is bracketed by CUDA events; per repetition the report takes
+//   h2d / kernel / d2h = the sum of that stage's durations over the chunks,
+//   total = first event to last event (wall time on the device).
+// Kernel-only: one chunk; the input is uploaded once, untimed; each repetition
+// times the kernel stage alone.
+// Pinned: the input is staged once into pinned memory before timing (as an app
+// that keeps its data pinned would have it) and results land in pinned memory,
+// copied out after timing. Pageable: copies go straight from/to the caller's memory.
+#include "engine_internal.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace kl::gpu {
+
+struct ChunkContext {
+    int chunk = 0;
+    int chunks = 1;
+    cudaStream_t stream = nullptr;
+    const std::byte* hostIn = nullptr;  ///< the whole input (pinned staging or the caller's)
+    std::byte* hostOut = nullptr;       ///< the whole output
+};
+
+struct Pipeline {
+    std::string op, variant;
+    const void* hostIn = nullptr;
+    size_t hostInBytes = 0;
+    void* hostOut = nullptr;
+    size_t hostOutBytes = 0;
+    uint64_t kernelBytes = 0;  ///< device-memory bytes the kernel stage must move, whole input
+    double kernelFlops = 0;
+
+    /// Splits the work into at most `requested` chunks and allocates device buffers; returns the chunk count.
+    std::function<int(int requested)> prepare;
+    /// Optional: runs on stream 0 before each repetition's first event (e.g. zero a histogram).
+    std::function<void(cudaStream_t)> resetOutput;
+    /// Enqueue one chunk's stage; upload/download return the bytes they copy.
+    std::function<size_t(const ChunkContext&)> upload;
+    std::function<void(const ChunkContext&)> compute;
+    std::function<size_t(const ChunkContext&)> download;
+    /// Set instead of `download` when the output is only complete after every chunk's kernel
+    /// (histogram: chunks add into one device histogram); runs once on stream 0.
+    std::function<size_t(const ChunkContext&)> downloadAfterAll;
+};
+
+/// Runs the pipeline `options.warmup` times untimed, then `options.repetitions` times, and
+/// leaves the result in pipeline.hostOut.
+GpuReport runPipeline(Engine::Impl& engine, Pipeline& pipeline, const RunOptions& options);
+
+} // namespace kl::gpu

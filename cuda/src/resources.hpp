@@ -1,0 +1,119 @@
+#pragma once
+// RAII owners for CUDA resources. All are move-only; destructors never throw.
+//   DevicePtr<T> / PinnedPtr<T>  unique_ptr with cudaFree / cudaFreeHost deleters
+//   Stream, Event, FftPlan       own a cudaStream_t, cudaEvent_t, cufftHandle
+//   BufferCache                  device and pinned buffers kept between runs, by role
+#include "cuda_check.hpp"
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace kl::gpu {
+
+struct DeviceDeleter {
+    void operator()(void* p) const noexcept { KL_CUDA_TRY_NOTHROW(cudaFree(p)); }
+};
+struct PinnedDeleter {
+    void operator()(void* p) const noexcept { KL_CUDA_TRY_NOTHROW(cudaFreeHost(p)); }
+};
+template <typename T> using DevicePtr = std::unique_ptr<T[], DeviceDeleter>;
+template <typename T> using PinnedPtr = std::unique_ptr<T[], PinnedDeleter>;
+
+template <typename T> [[nodiscard]] DevicePtr<T> allocateDevice(size_t count)
+{
+    void* p = nullptr;
+    KL_CUDA_TRY(cudaMalloc(&p, count * sizeof(T)));
+    return DevicePtr<T>(static_cast<T*>(p));
+}
+template <typename T> [[nodiscard]] PinnedPtr<T> allocatePinned(size_t count)
+{
+    void* p = nullptr;
+    KL_CUDA_TRY(cudaMallocHost(&p, count * sizeof(T)));
+    return PinnedPtr<T>(static_cast<T*>(p));
+}
+
+/// A non-blocking stream (no implicit sync with the legacy default stream).
+class Stream {
+public:
+    Stream() { KL_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+    ~Stream() { if (stream_) KL_CUDA_TRY_NOTHROW(cudaStreamDestroy(stream_)); }
+    Stream(Stream&& o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
+    Stream& operator=(Stream&& o) noexcept { std::swap(stream_, o.stream_); return *this; }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+
+    [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
+    void synchronize() const { KL_CUDA_TRY(cudaStreamSynchronize(stream_)); }
+
+private:
+    cudaStream_t stream_ = nullptr;
+};
+
+/// A timing event.
+class Event {
+public:
+    Event() { KL_CUDA_TRY(cudaEventCreate(&event_)); }
+    ~Event() { if (event_) KL_CUDA_TRY_NOTHROW(cudaEventDestroy(event_)); }
+    Event(Event&& o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
+    Event& operator=(Event&& o) noexcept { std::swap(event_, o.event_); return *this; }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+
+    [[nodiscard]] cudaEvent_t get() const noexcept { return event_; }
+    void record(cudaStream_t stream) { KL_CUDA_TRY(cudaEventRecord(event_, stream)); }
+    /// Milliseconds from `start` to this event (both recorded and complete).
+    [[nodiscard]] float millisecondsSince(const Event& start) const
+    {
+        float ms = 0;
+        KL_CUDA_TRY(cudaEventElapsedTime(&ms, start.event_, event_));
+        return ms;
+    }
+
+private:
+    cudaEvent_t event_ = nullptr;
+};
+
+/// A cuFFT plan.
+class FftPlan {
+public:
+    FftPlan() = default;
+    explicit FftPlan(cufftHandle handle) : handle_(handle), valid_(true) {}
+    ~FftPlan() { if (valid_) cufftDestroy(handle_); }
+    FftPlan(FftPlan&& o) noexcept : handle_(o.handle_), valid_(std::exchange(o.valid_, false)) {}
+    FftPlan& operator=(FftPlan&& o) noexcept { std::swap(handle_, o.handle_); std::swap(valid_, o.valid_); return *this; }
+    FftPlan(const FftPlan&) = delete;
+    FftPlan& operator=(const FftPlan&) = delete;
+
+    [[nodiscard]] cufftHandle get() const noexcept { return handle_; }
+    [[nodiscard]] bool valid() const noexcept { return valid_; }
+
+private:
+    cufftHandle handle_ = 0;
+    bool valid_ = false;
+};
+
+/// Buffers kept between runs so interactive use does not pay cudaMalloc every
+/// time: one buffer per role ("conv2d.in", ...), regrown only when a run needs more.
+class BufferCache {
+public:
+    /// At least `bytes` of device memory for `role`; contents are undefined.
+    [[nodiscard]] void* device(const std::string& role, size_t bytes);
+    /// At least `bytes` of pinned host memory for `role`.
+    [[nodiscard]] void* pinned(const std::string& role, size_t bytes);
+    /// Frees the buffers of one role.
+    void release(const std::string& role) noexcept;
+    void clear() noexcept;
+
+private:
+    template <typename Ptr> struct Entry { Ptr ptr; size_t bytes = 0; };
+    std::map<std::string, Entry<DevicePtr<std::byte>>> device_;
+    std::map<std::string, Entry<PinnedPtr<std::byte>>> pinned_;
+};
+
+} // namespace kl::gpu
