@@ -5,6 +5,8 @@
 #include <QDir>
 #include <QTemporaryDir>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace kltest {
@@ -47,6 +49,179 @@ kl::Signal randomSignal(size_t frames, int channels, double rate, uint64_t seed)
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
     for (float& v : s.data) v = dist(gen);
     return s;
+}
+
+namespace {
+
+/// (row, col, channel) of element i of a w-column, c-channel image, for messages.
+std::string position(size_t i, int cols, int channels)
+{
+    const size_t pixel = i / size_t(channels);
+    return "(" + std::to_string(pixel / size_t(cols)) + ", " + std::to_string(pixel % size_t(cols)) + ", " +
+           std::to_string(i % size_t(channels)) + ")";
+}
+
+/// The elements of `img` as doubles, channel-interleaved in row-major order.
+std::vector<double> elementsOf(const cv::Mat& img)
+{
+    cv::Mat asDouble;
+    img.convertTo(asDouble, CV_MAKETYPE(CV_64F, img.channels()));
+    const auto* first = asDouble.ptr<double>();
+    return {first, first + asDouble.total() * size_t(asDouble.channels())};
+}
+
+std::string shapeProblem(const cv::Mat& actual, const cv::Mat& reference)
+{
+    if (actual.size() == reference.size() && actual.type() == reference.type()) return {};
+    return "shape " + std::to_string(actual.cols) + "x" + std::to_string(actual.rows) + " type " +
+           std::to_string(actual.type()) + " differs from the reference's " + std::to_string(reference.cols) + "x" +
+           std::to_string(reference.rows) + " type " + std::to_string(reference.type());
+}
+
+/// The float rule over two sequences of equal length.
+template <typename A, typename R>
+void applyFloatRule(const A& actual, const R& reference, size_t count, Verdict& verdict, const std::string& where)
+{
+    double largestDifference = 0, largestReference = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const double a = double(actual[i]), r = double(reference[i]);
+        const double difference = a == r ? 0.0 : std::fabs(a - r);  // NaN difference fails below
+        largestDifference = std::isnan(difference) ? INFINITY : std::max(largestDifference, difference);
+        largestReference = std::max(largestReference, std::fabs(r));
+    }
+    verdict.elements += count;
+    const double relative = largestDifference == 0 ? 0.0 : largestDifference / largestReference;
+    verdict.relativeError = std::max(verdict.relativeError, relative);
+    if (verdict.passed() && !(largestDifference <= kFloatRelTolerance * largestReference))
+        verdict.failure = where + "max |a - ref| = " + std::to_string(largestDifference) + " exceeds " +
+                          std::to_string(kFloatRelTolerance) + " * max |ref| = " + std::to_string(largestReference);
+}
+
+} // namespace
+
+Verdict compareRounded(const cv::Mat& actual, const cv::Mat& reference, const cv::Mat& sums,
+                       const cv::Mat& magnitudes)
+{
+    Verdict verdict;
+    verdict.failure = shapeProblem(actual, reference);
+    if (!verdict.passed()) return verdict;
+    const std::vector<double> a = elementsOf(actual), r = elementsOf(reference), s = elementsOf(sums),
+                              m = elementsOf(magnitudes);
+    if (s.size() != a.size() || m.size() != a.size()) {
+        verdict.failure = "sums / magnitudes do not match the results' shape";
+        return verdict;
+    }
+    verdict.elements = a.size();
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i] == r[i]) continue;
+        const double band = kTieRelTolerance * m[i] + kTieAbsTolerance;
+        const double distanceToTie = std::fabs(s[i] - (std::floor(s[i]) + 0.5));
+        if (std::fabs(a[i] - r[i]) != 1 || distanceToTie > band) {
+            verdict.failure = "element " + position(i, actual.cols, actual.channels()) + " is " +
+                              std::to_string(a[i]) + ", the reference " + std::to_string(r[i]) +
+                              "; the unrounded sum " + std::to_string(s[i]) + " is not within " +
+                              std::to_string(band) + " of a tie";
+            return verdict;
+        }
+        ++verdict.tieDifferences;
+    }
+    if (verdict.tieDifferences > 1 + verdict.elements / 1000)
+        verdict.failure = std::to_string(verdict.tieDifferences) + " of " + std::to_string(verdict.elements) +
+                          " elements differ at ties (at most 1 + 0.1% may)";
+    return verdict;
+}
+
+Verdict checkConv2D(const cv::Mat& actual, const cv::Mat& reference, const cv::Mat& input,
+                    const kl::Conv2DSpec& spec)
+{
+    Verdict verdict;
+    verdict.failure = shapeProblem(actual, reference);
+    if (!verdict.passed()) return verdict;
+    if (reference.depth() == CV_32F) {
+        applyFloatRule(elementsOf(actual), elementsOf(reference), size_t(actual.total()) * size_t(actual.channels()),
+                       verdict, "");
+        return verdict;
+    }
+    if (cv::norm(actual, reference, cv::NORM_INF) == 0) {
+        verdict.elements = size_t(actual.total()) * size_t(actual.channels());
+        return verdict;
+    }
+    cv::Mat magnitudes;
+    const cv::Mat sums = kl::conv2dReferenceSums(input, spec, &magnitudes);
+    return compareRounded(actual, reference, sums, magnitudes);
+}
+
+std::vector<double> convolveDirect(const float* x, size_t frames, const std::vector<float>& taps,
+                                   kl::Conv1DMode mode)
+{
+    const size_t n = frames, m = taps.size();
+    const size_t length = kl::conv1dOutputLength(n, m, mode), offset = kl::conv1dOutputOffset(n, m, mode);
+    std::vector<double> out(length, 0.0);
+    for (size_t i = 0; i < length; ++i) {
+        // full[t] = sum of x[k] * h[t - k] over the k where both indices are in range.
+        const size_t t = offset + i;
+        const size_t first = t >= m ? t - m + 1 : 0, last = std::min(t, n - 1);
+        for (size_t k = first; k <= last; ++k) out[i] += double(x[k]) * double(taps[t - k]);
+    }
+    return out;
+}
+
+Verdict checkConv1D(const kl::Signal& actual, const kl::Signal& input, const kl::Conv1DSpec& spec)
+{
+    Verdict verdict;
+    const size_t length = kl::conv1dOutputLength(input.frames, spec.taps.size(), spec.mode);
+    if (actual.channels != input.channels || actual.frames != length || actual.data.size() != length * size_t(input.channels) ||
+        actual.sampleRate != input.sampleRate) {
+        verdict.failure = "output is " + kl::describeSignal(actual) + ", expected " + std::to_string(length) +
+                          " frames x" + std::to_string(input.channels) + " at the input's rate";
+        return verdict;
+    }
+    for (int c = 0; c < input.channels; ++c) {
+        const std::vector<double> expected = convolveDirect(input.channel(c), input.frames, spec.taps, spec.mode);
+        applyFloatRule(actual.channel(c), expected, length, verdict, "channel " + std::to_string(c) + ": ");
+    }
+    return verdict;
+}
+
+std::string histogramDifference(const kl::HistogramResult& actual, const kl::HistogramResult& expected)
+{
+    const kl::HistogramBinning &a = actual.binning, &e = expected.binning;
+    if (a.bins != e.bins || a.lo != e.lo || a.hi != e.hi || a.scale != e.scale || a.offset != e.offset)
+        return "binning differs: " + std::to_string(a.bins) + " bins [" + std::to_string(a.lo) + ", " +
+               std::to_string(a.hi) + ") vs " + std::to_string(e.bins) + " bins [" + std::to_string(e.lo) + ", " +
+               std::to_string(e.hi) + ")";
+    if (actual.hasLuminance != expected.hasLuminance) return "hasLuminance differs";
+    if (actual.labels != expected.labels) return "labels differ";
+    if (actual.counts.size() != expected.counts.size() || actual.outOfRange.size() != expected.outOfRange.size() ||
+        actual.nanCount.size() != expected.nanCount.size())
+        return "entry counts differ";
+    for (size_t entry = 0; entry < expected.counts.size(); ++entry) {
+        const std::string label = "entry " + expected.labels[entry] + ": ";
+        if (actual.counts[entry].size() != expected.counts[entry].size()) return label + "bin count differs";
+        for (size_t bin = 0; bin < expected.counts[entry].size(); ++bin)
+            if (actual.counts[entry][bin] != expected.counts[entry][bin])
+                return label + "bin " + std::to_string(bin) + " holds " + std::to_string(actual.counts[entry][bin]) +
+                       ", expected " + std::to_string(expected.counts[entry][bin]);
+        if (actual.outOfRange[entry] != expected.outOfRange[entry])
+            return label + "outOfRange " + std::to_string(actual.outOfRange[entry]) + ", expected " +
+                   std::to_string(expected.outOfRange[entry]);
+        if (actual.nanCount[entry] != expected.nanCount[entry])
+            return label + "nanCount " + std::to_string(actual.nanCount[entry]) + ", expected " +
+                   std::to_string(expected.nanCount[entry]);
+    }
+    return {};
+}
+
+std::string histogramTotalsProblem(const kl::HistogramResult& result, uint64_t pixels)
+{
+    for (size_t entry = 0; entry < result.counts.size(); ++entry) {
+        uint64_t total = result.outOfRange[entry] + result.nanCount[entry];
+        for (uint64_t count : result.counts[entry]) total += count;
+        if (total != pixels)
+            return "entry " + result.labels[entry] + ": counts + outOfRange + nanCount = " + std::to_string(total) +
+                   ", not the " + std::to_string(pixels) + " pixels";
+    }
+    return {};
 }
 
 } // namespace kltest

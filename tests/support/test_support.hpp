@@ -2,6 +2,9 @@
 // Shared helpers for the Qt Test suites: sample paths, random inputs, and the
 // comparison rules the README states (exact for integer depths away from
 // rounding ties, relative error for f32).
+#include "kernellab/conv1d.hpp"
+#include "kernellab/conv2d.hpp"
+#include "kernellab/histogram.hpp"
 #include "kernellab/signal.hpp"
 
 #include <opencv2/core/mat.hpp>
@@ -10,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kltest {
 
@@ -26,5 +30,65 @@ kl::Signal randomSignal(size_t frames, int channels, double rate, uint64_t seed)
 
 /// QString for QVERIFY2 messages.
 inline QByteArray msg(const std::string& s) { return QByteArray::fromStdString(s); }
+
+// ---- Acceptance rules (the README quotes them) ------------------------------
+//
+// Integer results (conv2d u8/u16): equal to the reference, except that a difference
+// of exactly 1 is accepted where the reference's unrounded f64 sum s lies within
+// kTieRelTolerance * sum|K(i,j) * in| + kTieAbsTolerance of a tie k + 0.5: another
+// correct summation order may round such an s the other way. Those elements are
+// counted and must be rare: at most 1 + 0.1% of the elements.
+// Float results (conv2d f32, conv1d): max|a - b| <= kFloatRelTolerance * max|reference|.
+// Histograms and transposes: identical.
+constexpr double kTieRelTolerance = 1e-6;
+constexpr double kTieAbsTolerance = 1e-9;
+constexpr double kFloatRelTolerance = 1e-5;
+
+/// The outcome of one acceptance check.
+struct Verdict {
+    std::string failure;          ///< empty when the rule holds, else the first reason
+    uint64_t elements = 0;
+    uint64_t tieDifferences = 0;  ///< integer results: accepted differences at ties
+    double relativeError = 0;     ///< float results: max|a - b| / max|reference|
+    [[nodiscard]] bool passed() const { return failure.empty(); }
+};
+
+/// The integer rule for any op: `sums` and `magnitudes` (CV_64F, the results' shape and
+/// channel count) are the reference's unrounded values and sum|terms|.
+Verdict compareRounded(const cv::Mat& actual, const cv::Mat& reference, const cv::Mat& sums,
+                       const cv::Mat& magnitudes);
+/// The conv2d rule: f32 by relative error; u8/u16 by compareRounded, with the sums from
+/// kl::conv2dReferenceSums (computed only when the results differ).
+Verdict checkConv2D(const cv::Mat& actual, const cv::Mat& reference, const cv::Mat& input,
+                    const kl::Conv2DSpec& spec);
+
+/// numpy.convolve(x, taps, mode), summed in double straight from the definition.
+std::vector<double> convolveDirect(const float* x, size_t frames, const std::vector<float>& taps,
+                                   kl::Conv1DMode mode);
+/// The float rule for a conv1d result against convolveDirect on every channel (and the
+/// output shape and sample rate).
+Verdict checkConv1D(const kl::Signal& actual, const kl::Signal& input, const kl::Conv1DSpec& spec);
+
+/// Empty when the two results are identical (binning, labels, counts, outOfRange,
+/// nanCount), else the first difference.
+std::string histogramDifference(const kl::HistogramResult& actual, const kl::HistogramResult& expected);
+/// Empty when sum(counts) + outOfRange + nanCount == pixels for every entry.
+std::string histogramTotalsProblem(const kl::HistogramResult& result, uint64_t pixels);
+
+/// Evaluates the expression (the trailing arguments) and verifies that it throws
+/// ExceptionType with `fragment` in what(); for QtTest functions.
+#define KL_VERIFY_THROWS(ExceptionType, fragment, ...)                                                       \
+    do {                                                                                                    \
+        bool klThrown = false;                                                                              \
+        try {                                                                                               \
+            (void)(__VA_ARGS__);                                                                            \
+        } catch (const ExceptionType& klError) {                                                            \
+            klThrown = true;                                                                                \
+            const std::string klMessage = klError.what();                                                   \
+            QVERIFY2(klMessage.find(fragment) != std::string::npos,                                         \
+                     ::kltest::msg("message \"" + klMessage + "\" lacks \"" + std::string(fragment) + "\"")); \
+        }                                                                                                   \
+        QVERIFY2(klThrown, "expected " #ExceptionType " from " #__VA_ARGS__);                               \
+    } while (false)
 
 } // namespace kltest

@@ -36,7 +36,9 @@ Conv1DMode parseConv1DMode(const std::string& name);
 
 /// Plain single-threaded loop accumulating in float, as the naive GPU kernel does.
 Signal conv1dReference(const Signal& input, const Conv1DSpec& spec);
-/// cv::filter2D on each channel (OpenCV switches to a DFT for long kernels).
+/// cv::filter2D on each channel (OpenCV switches to a DFT for long kernels): the longer
+/// of signal and taps, zero-padded, correlated with the reversed shorter one (convolution
+/// commutes), and the mode's slice taken from the full result.
 Signal conv1dOpenCV(const Signal& input, const Conv1DSpec& spec);
 
 // ---- presets -------------------------------------------------------------
@@ -57,6 +59,12 @@ struct Conv1DPresetParams {
 
 /// Windowed-sinc FIR designs and the simple kernels; throws kl::InvalidArgument
 /// for bad parameters (cut-off at or beyond Nyquist, even taps for a high-pass...).
+///   moving-average: taps x 1/taps.   gaussian: exp(-t^2 / 2 sigma^2) about the centre, sum 1.
+///   low-pass: sinc at lowHz times the symmetric window, scaled to DC gain 1.
+///   high-pass: spectral inversion of that low-pass (delta - low-pass), DC gain 0.
+///   band-pass: low-pass at highHz minus low-pass at lowHz (DC gain 0, ~1 in the band).
+///   derivative: {0.5, 0, -0.5}, the central difference (x[n+1] - x[n-1]) / 2 per sample
+///               in Same mode; `taps` is ignored.
 std::vector<float> makeConv1DKernel(Conv1DPreset preset, const Conv1DPresetParams& params);
 /// "moving-average", "gaussian", "low-pass", "high-pass", "band-pass", "derivative", "custom".
 std::string toString(Conv1DPreset preset);

@@ -10,11 +10,11 @@
 // ties to even, and saturated (rounding.hpp); f32 in gives f32 out; floatOutput
 // forces an f32 result (Sobel, Laplacian need the sign).
 //
-// Every backend accumulates the sum s exactly enough that, for integer outputs,
-// only a rounding tie can make two backends disagree: the reference accumulates
-// in double, converts s to float, then applies saturateRound. For integer
-// outputs the tests therefore accept a difference of 1 where s lies within
-// 1e-6 * sum|K * in| + 1e-9 of a tie (k + 0.5), see conv2dReferenceSums.
+// The reference accumulates the sum s in double, converts it to float, then
+// applies saturateRound. Backends that sum in another order or precision can round
+// an s near a tie k + 0.5 the other way, so for integer outputs the tests accept a
+// difference of 1 where s lies within 1e-6 * sum|K * in| + 1e-9 of a tie (see
+// conv2dReferenceSums and tests/support/test_support.hpp).
 #include "kernellab/border.hpp"
 
 #include <opencv2/core/mat.hpp>
@@ -61,15 +61,19 @@ cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec);
 /// `magnitudes` is given, sum |K(i,j) * in(...)| per element there (CV_64F): what the
 /// tests need to tell a rounding tie from a real difference.
 cv::Mat conv2dReferenceSums(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat* magnitudes = nullptr);
-/// cv::sepFilter2D when separateKernel succeeds, else cv::filter2D, both in CV_64F on
-/// the input converted to double; cv::copyMakeBorder pads first for Wrap and for a
-/// non-zero Constant value (filter2D has no wrap mode and pads constants with 0).
+/// cv::sepFilter2D when separateKernel splits the kernel exactly (tolerance 0: box,
+/// Sobel, Scharr, OpenCV's fixed Gaussian tables, 1xN / Nx1...; an approximate split
+/// would move sums by ~1e-7 and round some near-tie u16 results the other way), else
+/// cv::filter2D, both in CV_64F on the input converted to double. cv::copyMakeBorder
+/// pads first for Wrap and for a non-zero Constant value (filter2D has no wrap mode
+/// and pads constants with 0); the other modes are filter2D's own.
 /// The f64 result is then converted like the reference: to float, then rounded
-/// ties-to-even and saturated (convertTo). Filtering in CV_32F instead would not be
-/// the same function: filter2D accumulates in float and, for kernels of 50+ taps,
-/// uses a float DFT whose error exceeds the tie band above.
-/// Non-finite f32 inputs: the DFT path spreads a NaN/inf over the whole image, the
-/// reference only over the outputs whose window contains it.
+/// ties-to-even and saturated (convertTo), so both CPU backends give identical
+/// results. Filtering in CV_32F would not: below ~130 taps filter2D sums in float and
+/// rounds some near-tie results the other way (~0.3% of u16 pixels).
+/// Non-finite f32 inputs: for kernels of 50+ taps filter2D goes through a DFT, which
+/// spreads a NaN/inf over the whole image; the reference only over the outputs whose
+/// window contains it.
 cv::Mat conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec);
 
 // ---- presets -------------------------------------------------------------

@@ -4,12 +4,17 @@
 // Binning (the same for every backend, see histogramBin below):
 //   u8   -> 256 bins over [0, 256): bin = value. bins/range in the spec are ignored.
 //   u16  -> `bins` bins over [lo, hi); default 256 bins over [0, 65536).
-//   f32  -> `bins` bins over [lo, hi); default: the data's finite [min, max], with
-//           hi nudged up by one float ulp so that max lands in the last bin.
-//   bin = floor(v * a + b) with a = bins / (hi - lo), b = -lo * a in double,
-//   clamped to [0, bins); only lo <= v < hi is binned. Values outside the range
-//   and NaN are not binned; they are counted per channel.
-//   Luminance (3 or 4 channels, BGR order) is binned with the same rule; see luminance().
+//   f32  -> `bins` bins over [lo, hi); default: the data's finite [min, max] (over
+//           every channel and, when there is one, the luminance), with hi nudged up
+//           by one float ulp so that max lands in the last bin; [0, 1) when no value
+//           is finite.
+//   A given lo / hi is used as the nearest float32 value (the precision cv::calcHist
+//   takes ranges in, so every backend bins alike); it must be finite there, lo < hi.
+//   bin = floor(v * a + b) with a = bins / (hi - lo), b = -lo * a in double (no fused
+//   multiply-add), clamped to [0, bins); only lo <= v < hi is binned. Values outside
+//   the range (including +-inf) and NaN are not binned; they are counted per entry.
+//   Luminance (3 or 4 channels, BGR order, alpha ignored) is binned with the same
+//   rule; see luminanceFixed / luminanceFloat.
 // Counts are 64-bit.
 #include "kernellab/host_device.hpp"
 
@@ -60,25 +65,43 @@ std::vector<std::string> histogramLabels(int channels, bool withLuminance);
 KL_HD inline int histogramBin(double v, double lo, double hi, double scale, double offset, int bins)
 {
     if (!(v >= lo && v < hi)) return -1;
+#ifdef __CUDA_ARCH__
+    int bin = int(floor(__dadd_rn(__dmul_rn(v, scale), offset)));  // no FMA contraction
+#else
     int bin = int(floor(v * scale + offset));
+#endif
     return bin < 0 ? 0 : (bin >= bins ? bins - 1 : bin);
 }
 
 /// BT.601 luma in OpenCV's fixed point for integer depths:
-/// (1868*B + 9617*G + 4899*R + 8192) >> 14 (exactly cv::cvtColor BGR2GRAY for u8).
+/// (3735*B + 19235*G + 9798*R + 16384) >> 15, exactly cv::cvtColor BGR2GRAY for u8 and
+/// u16 in OpenCV 4.6 (its 15-bit coefficients; the 14-bit 1868/9617/4899 form that
+/// older releases used differs on ~0.25% of u8 pixels). No overflow: the
+/// coefficients sum to 2^15, so a u16 pixel stays below 2^31.
 KL_HD inline unsigned luminanceFixed(unsigned b, unsigned g, unsigned r)
 {
-    return (1868u * b + 9617u * g + 4899u * r + 8192u) >> 14;
+    return (3735u * b + 19235u * g + 9798u * r + 16384u) >> 15;
 }
-/// For f32: 0.114*B + 0.587*G + 0.299*R, evaluated in float in this order.
+/// For f32: 0.114*B + 0.587*G + 0.299*R, evaluated in float in this order, without
+/// fused multiply-add.
 KL_HD inline float luminanceFloat(float b, float g, float r)
 {
+#ifdef __CUDA_ARCH__
+    return __fadd_rn(__fadd_rn(__fmul_rn(0.114f, b), __fmul_rn(0.587f, g)), __fmul_rn(0.299f, r));
+#else
     return 0.114f * b + 0.587f * g + 0.299f * r;
+#endif
 }
 
 /// Plain single-threaded loop.
 HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& spec);
-/// cv::calcHist per channel (cv::cvtColor for luminance), NaN/out-of-range counted with cv::compare.
+/// cv::calcHist per channel, NaN/out-of-range counted with cv::compare + cv::countNonZero.
+/// Luminance: cv::cvtColor for u8/u16 (bit-exact with luminanceFixed); for f32 it is
+/// computed with luminanceFloat, because cvtColor's f32 path uses fused multiply-adds
+/// in its SIMD code (which code runs depends on the CPU) and differs in the last bit.
+/// calcHist's own rule equals histogramBin for in-range values (same double a, b and
+/// clamp), but it bins NaN into bin 0, so NaN is masked out; its counts are floats,
+/// exact to 2^24, so it runs on tiles of at most 2^24 pixels.
 HistogramResult histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec);
 
 } // namespace kl

@@ -1,6 +1,6 @@
 #pragma once
 // Image files through OpenCV imgcodecs (IMREAD_UNCHANGED): PNG 8/16-bit, JPEG,
-// TIFF 8/16/32f, BMP, PGM/PPM, OpenEXR. Errors are kl::IoError naming the file
+// TIFF 8/16/32f, BMP, PGM/PPM/PNM, OpenEXR. Errors are kl::IoError naming the file
 // and the reason; a save never leaves a half-written file (temporary + rename).
 #include <opencv2/core/mat.hpp>
 
@@ -10,11 +10,18 @@
 namespace kl {
 
 /// Loads an image as u8/u16/f32 with 1, 3 or 4 channels (other depths are converted:
-/// 16S/32S -> f32, 64F -> f32; 2-channel images are refused).
+/// 16S/32S -> f32, 64F -> f32; 2-channel images are refused). The format is recognised
+/// by content, not by extension. Throws kl::IoError for a missing, empty, unreadable,
+/// truncated or unrecognised file and for a header declaring more pixels than OpenCV
+/// decodes (OPENCV_IO_MAX_IMAGE_PIXELS, 2^30 by default); kl::OutOfMemory when a PNG or
+/// JPEG header declares more than the available memory.
 cv::Mat loadImage(const std::string& path);
-/// Saves by extension; f32 needs .tif/.tiff/.exr, u16 needs .png/.tif/.tiff/.pgm/.ppm.
+/// Saves by extension; f32 needs .tif/.tiff/.exr, u16 needs .png/.tif/.tiff/.pgm/.ppm/.pnm.
+/// JPEG and BMP store 1 or 3 channels (no alpha), .pgm 1 channel, .ppm 3. An image the
+/// format cannot store exactly is refused (kl::IoError naming the extensions that can)
+/// rather than converted; JPEG (quality 95) is the only lossy format.
 void saveImage(const std::string& path, const cv::Mat& image);
-/// Extensions loadImage understands, lower-case with the dot (".png", ...).
+/// Extensions loadImage understands and saveImage writes, lower-case with the dot (".png", ...).
 const std::vector<std::string>& imageExtensions();
 
 } // namespace kl

@@ -1,0 +1,45 @@
+#include "kernellab/border.hpp"
+
+#include "kernellab/error.hpp"
+
+#include <opencv2/core/base.hpp>
+
+namespace kl {
+
+namespace {
+constexpr BorderMode kAllModes[] = {BorderMode::Constant, BorderMode::Replicate, BorderMode::Reflect,
+                                    BorderMode::Reflect101, BorderMode::Wrap};
+}
+
+std::string toString(BorderMode mode)
+{
+    switch (mode) {
+    case BorderMode::Constant: return "constant";
+    case BorderMode::Replicate: return "replicate";
+    case BorderMode::Reflect: return "reflect";
+    case BorderMode::Reflect101: return "reflect101";
+    case BorderMode::Wrap: return "wrap";
+    }
+    return "unknown";
+}
+
+BorderMode parseBorderMode(const std::string& name)
+{
+    for (BorderMode mode : kAllModes)
+        if (toString(mode) == name) return mode;
+    throw InvalidArgument("border: '" + name + "' is not one of constant, replicate, reflect, reflect101, wrap");
+}
+
+int toOpenCvBorder(BorderMode mode)
+{
+    switch (mode) {
+    case BorderMode::Constant: return cv::BORDER_CONSTANT;
+    case BorderMode::Replicate: return cv::BORDER_REPLICATE;
+    case BorderMode::Reflect: return cv::BORDER_REFLECT;
+    case BorderMode::Reflect101: return cv::BORDER_REFLECT_101;
+    case BorderMode::Wrap: return cv::BORDER_WRAP;
+    }
+    throw InvalidArgument("border: invalid mode " + std::to_string(int(mode)));
+}
+
+} // namespace kl

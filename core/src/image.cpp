@@ -1,0 +1,97 @@
+#include "kernellab/image.hpp"
+
+#include "kernellab/error.hpp"
+
+#include <opencv2/core.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace kl {
+
+void validateImage(const cv::Mat& img, const std::string& what)
+{
+    if (img.empty()) throw InvalidArgument(what + ": the image is empty");
+    if (img.dims != 2) throw InvalidArgument(what + ": " + std::to_string(img.dims) + "-D arrays are not images");
+    const int depth = img.depth();
+    if (depth != CV_8U && depth != CV_16U && depth != CV_32F)
+        throw InvalidArgument(what + ": depth " + depthName(depth) + " is not supported (use u8, u16 or f32)");
+    const int channels = img.channels();
+    if (channels != 1 && channels != 3 && channels != 4)
+        throw InvalidArgument(what + ": " + std::to_string(channels) +
+                              " channels are not supported (use 1, 3 or 4)");
+}
+
+std::string depthName(int depth)
+{
+    switch (depth) {
+    case CV_8U: return "u8";
+    case CV_8S: return "s8";
+    case CV_16U: return "u16";
+    case CV_16S: return "s16";
+    case CV_32S: return "s32";
+    case CV_32F: return "f32";
+    case CV_64F: return "f64";
+    case CV_16F: return "f16";
+    default: return "depth " + std::to_string(depth);
+    }
+}
+
+int parseDepth(const std::string& name)
+{
+    if (name == "u8") return CV_8U;
+    if (name == "u16") return CV_16U;
+    if (name == "f32") return CV_32F;
+    throw InvalidArgument("depth: '" + name + "' is not one of u8, u16, f32");
+}
+
+std::string describeImage(const cv::Mat& img)
+{
+    if (img.empty()) return "empty image";
+    std::ostringstream out;
+    out << img.cols << 'x' << img.rows << ' ' << depthName(img.depth()) << " x" << img.channels() << " ("
+        << formatBytes(uint64_t(img.total()) * img.elemSize()) << ')';
+    return out.str();
+}
+
+uint64_t availableMemoryBytes()
+{
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    uint64_t value = 0;
+    std::string unit;
+    while (meminfo >> key >> value) {
+        std::getline(meminfo, unit);
+        if (key == "MemAvailable:") return value * 1024;  // the kernel reports kB
+    }
+    // No /proc (or a kernel before 3.14): free pages are a pessimistic stand-in.
+    return uint64_t(sysconf(_SC_AVPHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+void ensureMemoryAvailable(uint64_t bytes, const std::string& what)
+{
+    const uint64_t available = availableMemoryBytes();
+    if (bytes > available)
+        throw OutOfMemory(what + ": needs about " + formatBytes(bytes) + " but only " + formatBytes(available) +
+                          " of memory is available");
+}
+
+std::string formatBytes(uint64_t bytes)
+{
+    static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) return std::to_string(bytes) + " B";
+    double value = double(bytes) / 1024;
+    size_t unit = 0;
+    while (value >= 1024 && unit + 1 < std::size(units)) {
+        value /= 1024;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+    return text;
+}
+
+} // namespace kl

@@ -1,0 +1,269 @@
+#include "kernellab/image_io.hpp"
+
+#include "file_util.hpp"
+#include "kernellab/image.hpp"
+
+#include <opencv2/imgcodecs.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
+namespace kl {
+
+namespace {
+
+using detail::readError;
+using detail::writeError;
+
+struct ImageFormat {
+    std::string name;
+    std::vector<std::string> extensions;
+    std::vector<int> depths;
+    std::vector<int> channelCounts;
+    std::vector<int> writeParams;
+};
+
+const std::vector<ImageFormat>& imageFormats()
+{
+    static const std::vector<ImageFormat> formats = {
+        {"PNG", {".png"}, {CV_8U, CV_16U}, {1, 3, 4}, {}},
+        {"JPEG", {".jpg", ".jpeg"}, {CV_8U}, {1, 3}, {cv::IMWRITE_JPEG_QUALITY, 95}},
+        // OpenCV's default for 3-channel f32 TIFF is lossy SGILOG; LZW keeps every bit.
+        {"TIFF", {".tif", ".tiff"}, {CV_8U, CV_16U, CV_32F}, {1, 3, 4}, {cv::IMWRITE_TIFF_COMPRESSION, 5}},
+        {"BMP", {".bmp"}, {CV_8U}, {1, 3}, {}},
+        {"PGM", {".pgm"}, {CV_8U, CV_16U}, {1}, {}},
+        {"PPM", {".ppm"}, {CV_8U, CV_16U}, {3}, {}},
+        {"PNM", {".pnm"}, {CV_8U, CV_16U}, {1, 3}, {}},
+        {"OpenEXR", {".exr"}, {CV_32F}, {1, 3, 4}, {cv::IMWRITE_EXR_TYPE, cv::IMWRITE_EXR_TYPE_FLOAT}},
+    };
+    return formats;
+}
+
+template <typename T>
+bool contains(const std::vector<T>& values, const T& value)
+{
+    return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+std::string joined(const std::vector<std::string>& words, const std::string& separator)
+{
+    std::string text;
+    for (const std::string& word : words) text += (text.empty() ? "" : separator) + word;
+    return text;
+}
+
+// OpenCV builds may gate OpenEXR behind this variable, which imgcodecs reads once at its
+// first EXR use; a value the user set (e.g. 0) is left alone.
+void enableOpenExr()
+{
+    static const bool enabled = [] { return ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0) == 0; }();
+    (void)enabled;
+}
+
+// What a file header declares, read before decoding so that absurd sizes are refused
+// with a clear message instead of an allocation failure.
+struct DeclaredImage {
+    uint64_t width = 0;
+    uint64_t height = 0;
+    int channels = 0;
+    int bytesPerSample = 1;
+    bool truncated = false;
+};
+
+uint32_t bigEndian16(const std::string& bytes, size_t at)
+{
+    return uint32_t(uint8_t(bytes[at])) << 8 | uint8_t(bytes[at + 1]);
+}
+
+uint32_t bigEndian32(const std::string& bytes, size_t at)
+{
+    return bigEndian16(bytes, at) << 16 | bigEndian16(bytes, at + 2);
+}
+
+const std::string pngSignature("\x89PNG\r\n\x1a\n", 8);
+constexpr size_t pngHeaderBytes = 33;  // signature + IHDR chunk, always the first chunk
+
+std::optional<DeclaredImage> inspectPng(const std::string& head)
+{
+    if (head.size() < pngHeaderBytes || head.compare(0, 8, pngSignature) != 0 || head.compare(12, 4, "IHDR") != 0)
+        return std::nullopt;
+    DeclaredImage declared;
+    declared.width = bigEndian32(head, 16);
+    declared.height = bigEndian32(head, 20);
+    declared.bytesPerSample = uint8_t(head[24]) == 16 ? 2 : 1;
+    // OpenCV expands palette (possibly with transparency) and gray+alpha to BGR(A).
+    declared.channels = uint8_t(head[25]) == 0 ? 1 : uint8_t(head[25]) == 2 ? 3 : 4;
+    return declared;
+}
+
+bool isJpeg(const std::string& head)
+{
+    return head.size() >= 3 && uint8_t(head[0]) == 0xFF && uint8_t(head[1]) == 0xD8 && uint8_t(head[2]) == 0xFF;
+}
+
+// Walks the marker segments up to the first scan (SOS). libjpeg decodes a truncated scan
+// into a grey-padded image with only a warning, so truncation is detected here: entropy-coded
+// data never contains FF D9, hence a complete file has that end marker after the first scan.
+std::optional<DeclaredImage> inspectJpeg(const std::string& bytes)
+{
+    DeclaredImage declared;
+    size_t at = 2;
+    while (true) {
+        while (at + 1 < bytes.size() && uint8_t(bytes[at]) == 0xFF && uint8_t(bytes[at + 1]) == 0xFF) ++at;
+        if (at + 4 > bytes.size()) {
+            declared.truncated = true;
+            return declared;
+        }
+        if (uint8_t(bytes[at]) != 0xFF) return std::nullopt;  // malformed: left to the decoder
+        const uint8_t marker = uint8_t(bytes[at + 1]);
+        const size_t segment = at + 2;
+        const size_t length = bigEndian16(bytes, segment);
+        const bool isStartOfFrame = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+        if (isStartOfFrame && segment + 8 <= bytes.size()) {
+            declared.height = bigEndian16(bytes, segment + 3);
+            declared.width = bigEndian16(bytes, segment + 5);
+            declared.channels = uint8_t(bytes[segment + 7]);
+        }
+        if (marker == 0xDA) {
+            declared.truncated = bytes.find("\xFF\xD9", segment + length) == std::string::npos;
+            return declared;
+        }
+        at = segment + length;
+    }
+}
+
+std::string readHead(const std::string& path, size_t count)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::string head(count, '\0');
+    in.read(head.data(), std::streamsize(count));
+    head.resize(size_t(in.gcount()));
+    return head;
+}
+
+std::optional<DeclaredImage> inspectHeader(const std::string& path)
+{
+    const std::string head = readHead(path, pngHeaderBytes);
+    if (isJpeg(head)) return inspectJpeg(detail::readWholeFile(path));
+    return inspectPng(head);
+}
+
+// OpenCV's own limit (CV_IO_MAX_IMAGE_PIXELS, overridable through the environment).
+uint64_t decoderPixelLimit()
+{
+    const char* configured = std::getenv("OPENCV_IO_MAX_IMAGE_PIXELS");
+    return configured ? std::strtoull(configured, nullptr, 10) : uint64_t(1) << 30;
+}
+
+void checkDeclaredSize(const std::string& path)
+{
+    const std::optional<DeclaredImage> declared = inspectHeader(path);
+    if (!declared) return;
+    if (declared->truncated) throw readError(path, "the file is truncated (the image data ends early)");
+    const std::string size = std::to_string(declared->width) + "x" + std::to_string(declared->height);
+    const uint64_t pixels = declared->width * declared->height;
+    if (pixels > decoderPixelLimit())
+        throw readError(path, "the header declares " + size + " pixels, more than OpenCV decodes ("
+                                  + std::to_string(decoderPixelLimit()) + " pixels, see OPENCV_IO_MAX_IMAGE_PIXELS)");
+    ensureMemoryAvailable(pixels * uint64_t(std::max(declared->channels, 1)) * uint64_t(declared->bytesPerSample),
+                          "loading the " + size + " image '" + path + "'");
+}
+
+std::string decoderFailure(const cv::Exception& error)
+{
+    if (error.code == cv::Error::StsNoMem) return "not enough memory to decode it";
+    if (error.err.find("CV_IO_MAX_IMAGE") != std::string::npos)
+        return "the image is larger than OpenCV decodes (see OPENCV_IO_MAX_IMAGE_PIXELS/WIDTH/HEIGHT)";
+    return "the decoder failed: " + error.err;
+}
+
+cv::Mat toSupportedType(const cv::Mat& decoded, const std::string& path)
+{
+    const int channels = decoded.channels();
+    if (channels != 1 && channels != 3 && channels != 4)
+        throw readError(path, "it has " + std::to_string(channels)
+                                  + " channels; supported are 1 (gray), 3 (colour) and 4 (colour + alpha)");
+    const int depth = decoded.depth();
+    if (depth == CV_8U || depth == CV_16U || depth == CV_32F) return decoded;
+    cv::Mat converted;
+    decoded.convertTo(converted, CV_MAKETYPE(CV_32F, channels));
+    return converted;
+}
+
+std::vector<std::string> extensionsFor(int depth, int channels)
+{
+    std::vector<std::string> extensions;
+    for (const ImageFormat& format : imageFormats())
+        if (contains(format.depths, depth) && contains(format.channelCounts, channels))
+            extensions.insert(extensions.end(), format.extensions.begin(), format.extensions.end());
+    return extensions;
+}
+
+const ImageFormat& writableFormat(const std::string& path, const cv::Mat& image)
+{
+    const std::string extension = detail::lowerExtension(path);
+    const auto format = std::find_if(imageFormats().begin(), imageFormats().end(),
+                                     [&](const ImageFormat& f) { return contains(f.extensions, extension); });
+    if (format == imageFormats().end())
+        throw writeError(path, "unknown image extension '" + extension + "' (use one of "
+                                   + joined(imageExtensions(), " ") + ")");
+    const int depth = image.depth();
+    const int channels = image.channels();
+    if (!contains(format->depths, depth) || !contains(format->channelCounts, channels)) {
+        const std::string kind = std::to_string(channels) + "-channel " + depthName(depth);
+        const std::vector<std::string> alternatives = extensionsFor(depth, channels);
+        throw writeError(path, format->name + " cannot store a " + kind + " image"
+                                   + (alternatives.empty() ? "" : "; use " + joined(alternatives, " ")));
+    }
+    return *format;
+}
+
+} // namespace
+
+cv::Mat loadImage(const std::string& path)
+{
+    detail::requireReadableFile(path);
+    enableOpenExr();
+    if (!cv::haveImageReader(path))
+        throw readError(path, "not an image file in a format OpenCV can decode (supported: "
+                                  + joined(imageExtensions(), " ") + ")");
+    checkDeclaredSize(path);
+    cv::Mat decoded;
+    try {
+        decoded = cv::imread(path, cv::IMREAD_UNCHANGED);
+    } catch (const cv::Exception& error) {
+        throw readError(path, decoderFailure(error));
+    }
+    if (decoded.empty()) throw readError(path, "the image data is corrupt or truncated");
+    return toSupportedType(decoded, path);
+}
+
+void saveImage(const std::string& path, const cv::Mat& image)
+{
+    validateImage(image, "image to save as '" + path + "'");
+    const ImageFormat& format = writableFormat(path, image);
+    enableOpenExr();
+    detail::writeAtomically(path, [&](const std::string& temporaryPath) {
+        try {
+            if (!cv::imwrite(temporaryPath, image, format.writeParams))
+                throw writeError(path, "the " + format.name + " encoder failed");
+        } catch (const cv::Exception& error) {
+            throw writeError(path, "the " + format.name + " encoder failed: " + error.err);
+        }
+    });
+}
+
+const std::vector<std::string>& imageExtensions()
+{
+    static const std::vector<std::string> extensions = [] {
+        std::vector<std::string> all;
+        for (const ImageFormat& format : imageFormats())
+            all.insert(all.end(), format.extensions.begin(), format.extensions.end());
+        return all;
+    }();
+    return extensions;
+}
+
+} // namespace kl
