@@ -1,0 +1,171 @@
+// The GPU engine itself: device discovery, bandwidth probes, the run report, out-of-memory
+// reported as kl::OutOfMemory with the engine still usable after it, and invalid run
+// options rejected with kl::InvalidArgument naming the field.
+#include "kernellab/error.hpp"
+#include "kernellab/gpu/engine.hpp"
+#include "kernellab/transpose.hpp"
+#include "test_support.hpp"
+
+#include <opencv2/core.hpp>
+
+#include <QtTest>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+using kl::gpu::Engine;
+using kl::gpu::HostMemory;
+using kl::gpu::RunOptions;
+
+namespace {
+
+bool bitwiseEqual(const cv::Mat& a, const cv::Mat& b)
+{
+    return a.size() == b.size() && a.type() == b.type() && a.isContinuous() && b.isContinuous() &&
+           std::memcmp(a.data, b.data, a.total() * a.elemSize()) == 0;
+}
+
+} // namespace
+
+class TestEngineGpu : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<Engine> engine_;
+
+    /// A small transpose through the engine must still match the reference.
+    void expectEngineWorks()
+    {
+        const cv::Mat input = kltest::randomImage(61, 97, CV_8U, 3, 1);
+        cv::Mat got;
+        RunOptions options;
+        options.repetitions = 1;
+        engine_->transpose(input, options, got);
+        QVERIFY(bitwiseEqual(got, kl::transposeReference(input)));
+    }
+
+private slots:
+    void initTestCase()
+    {
+        const kl::gpu::GpuStatus status = kl::gpu::gpuStatus();
+        if (!status.available) QSKIP(("no CUDA device: " + status.reason).c_str());
+        engine_ = std::make_unique<Engine>();
+    }
+
+    void devices()
+    {
+        QVERIFY(kl::gpu::gpuStatus().available);
+        const auto devices = kl::gpu::listDevices();
+        QVERIFY(!devices.empty());
+        for (const kl::gpu::DeviceInfo& d : devices) {
+            QVERIFY(!d.name.empty());
+            QVERIFY(d.computeMajor >= 7);
+            QVERIFY(d.multiprocessors > 0);
+            QVERIFY(d.globalMemoryBytes > 0);
+            QVERIFY(d.l2CacheBytes > 0);
+            QVERIFY(d.memoryBusWidthBits > 0);
+            QVERIFY(d.theoreticalBandwidthGBs > 0);
+            QVERIFY(d.driverVersion > 0 && d.runtimeVersion > 0 && d.cufftVersion > 0);
+            qInfo("%s: sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, %.0f GB/s theoretical", d.name.c_str(), d.computeMajor,
+                  d.computeMinor, d.multiprocessors, d.globalMemoryBytes / 1073741824.0, d.l2CacheBytes / 1048576.0,
+                  d.theoreticalBandwidthGBs);
+        }
+        QCOMPARE(engine_->device().name, devices[0].name);
+        QVERIFY_THROWS_EXCEPTION(kl::InvalidArgument, Engine{int(devices.size())});
+    }
+
+    void bandwidth()
+    {
+        const double copy = engine_->measureCopyBandwidthGBs();
+        qInfo("device-to-device copy: %.0f GB/s", copy);
+        QVERIFY2(copy > 100, kltest::msg(std::to_string(copy) + " GB/s"));
+        for (HostMemory memory : {HostMemory::Pinned, HostMemory::Pageable}) {
+            const Engine::TransferRates rates = engine_->measureTransferGBs(memory);
+            qInfo("%s: h2d %.1f GB/s, d2h %.1f GB/s", kl::gpu::toString(memory).c_str(), rates.h2dGBs, rates.d2hGBs);
+            QVERIFY(rates.h2dGBs > 1);
+            QVERIFY(rates.d2hGBs > 1);
+        }
+    }
+
+    void report()
+    {
+        const cv::Mat input = kltest::randomImage(1021, 769, CV_32F, 3, 2);
+        const uint64_t bytes = uint64_t(input.total() * input.elemSize());
+        RunOptions options;
+        options.streams = 4;
+        options.memory = HostMemory::Pinned;
+        options.repetitions = 3;
+        cv::Mat got;
+        const kl::gpu::GpuReport r = engine_->transpose(input, options, got);
+        QCOMPARE(r.op, std::string("transpose"));
+        QCOMPARE(r.variant, std::string("optimized"));
+        QCOMPARE(r.device, engine_->device().name);
+        QCOMPARE(r.streams, 4);
+        QVERIFY(r.memory == HostMemory::Pinned);
+        QCOMPARE(r.bytesH2D, bytes);
+        QCOMPARE(r.bytesD2H, bytes);
+        QCOMPARE(r.kernelBytes, 2 * bytes);
+        QCOMPARE(r.total.repetitions, 3);
+        QVERIFY(r.h2d.medianMs > 0 && r.kernel.medianMs > 0 && r.d2h.medianMs > 0);
+        QVERIFY(r.total.minMs <= r.total.medianMs && r.total.medianMs <= r.total.maxMs);
+        QCOMPARE(r.timeline.size(), size_t(16 * 3));  // 4 chunks per stream, 3 stages each
+        for (const kl::gpu::TimelineEntry& t : r.timeline) {
+            QVERIFY(t.stream >= 0 && t.stream < 4);
+            QVERIFY(t.startMs >= 0 && t.startMs <= t.endMs);
+        }
+        QVERIFY(r.kernelGBs() > 0 && r.endToEndGBs() > 0);
+        QCOMPARE(r.kernelGFlops(), 0.0);
+    }
+
+    void outOfMemoryIsReportedAndRecoverable()
+    {
+        KL_VERIFY_THROWS(kl::OutOfMemory, "out of memory", engine_->measureCopyBandwidthGBs(1ull << 50));
+        expectEngineWorks();
+        engine_->releaseCache();
+        expectEngineWorks();
+    }
+
+    void invalidOptions_data()
+    {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<int>("streams");
+        QTest::addColumn<int>("repetitions");
+        QTest::addColumn<int>("warmup");
+        QTest::addColumn<QString>("variant");
+        QTest::newRow("streams 0") << "streams" << 0 << 1 << 0 << "auto";
+        QTest::newRow("streams 17") << "streams" << 17 << 1 << 0 << "auto";
+        QTest::newRow("repetitions 0") << "repetitions" << 1 << 0 << 0 << "auto";
+        QTest::newRow("warmup -1") << "warmup" << 1 << 1 << -1 << "auto";
+        QTest::newRow("unknown variant") << "variant" << 1 << 1 << 0 << "fastest";
+    }
+
+    void invalidOptions()
+    {
+        QFETCH(QString, field);
+        QFETCH(int, streams);
+        QFETCH(int, repetitions);
+        QFETCH(int, warmup);
+        QFETCH(QString, variant);
+        RunOptions options;
+        options.streams = streams;
+        options.repetitions = repetitions;
+        options.warmup = warmup;
+        options.variant = variant.toStdString();
+        const cv::Mat input = kltest::randomImage(8, 8, CV_8U, 3, 3);
+        cv::Mat transposed;
+        kl::HistogramResult histogram;
+        KL_VERIFY_THROWS(kl::InvalidArgument, field.toStdString(), engine_->transpose(input, options, transposed));
+        KL_VERIFY_THROWS(kl::InvalidArgument, field.toStdString(), engine_->histogram(input, {}, options, histogram));
+        expectEngineWorks();
+    }
+
+    void variantLists()
+    {
+        QCOMPARE(kl::gpu::variants("transpose"), (std::vector<std::string>{"naive", "tiled", "tiled-padded", "optimized"}));
+        QCOMPARE(kl::gpu::variants("histogram"), (std::vector<std::string>{"global-atomics", "shared", "optimized"}));
+        QVERIFY_THROWS_EXCEPTION(kl::InvalidArgument, kl::gpu::variants("blur"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEngineGpu)
+#include "tst_engine_gpu.moc"
