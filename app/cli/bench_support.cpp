@@ -1,0 +1,118 @@
+#include "bench_support.hpp"
+
+#include "generators.hpp"
+
+#include "kernellab/image.hpp"
+
+#include <QJsonObject>
+
+namespace kl::cli {
+
+void addBenchOpOptions(QCommandLineParser& parser)
+{
+    parser.addOptions({
+        {QStringLiteral("ksize"), QStringLiteral("conv2d gaussian kernel size (odd, default 5)."), QStringLiteral("N")},
+        {QStringLiteral("taps"), QStringLiteral("conv1d low-pass FIR length (default 127)."), QStringLiteral("N")},
+        {QStringLiteral("channels"), QStringLiteral("Channels of the generated images (1, 3, 4) and signals (default 1)."),
+         QStringLiteral("N")},
+    });
+}
+
+BenchOpSettings benchOpSettings(const QCommandLineParser& parser)
+{
+    BenchOpSettings s;
+    s.kernelSize = intOption(parser, QStringLiteral("ksize"), s.kernelSize, 1);
+    s.taps = intOption(parser, QStringLiteral("taps"), s.taps, 1);
+    s.channels = intOption(parser, QStringLiteral("channels"), s.channels, 1);
+    return s;
+}
+
+QJsonObject toJson(const BenchOpSettings& s)
+{
+    return {
+        {QStringLiteral("conv2d"), QJsonObject{{QStringLiteral("preset"), QStringLiteral("gaussian")},
+                                               {QStringLiteral("size"), s.kernelSize},
+                                               {QStringLiteral("border"), QStringLiteral("reflect101")}}},
+        {QStringLiteral("conv1d"), QJsonObject{{QStringLiteral("preset"), QStringLiteral("low-pass")},
+                                               {QStringLiteral("taps"), s.taps},
+                                               {QStringLiteral("cutoff_hz"), s.signalRate / 8},
+                                               {QStringLiteral("window"), QStringLiteral("hamming")},
+                                               {QStringLiteral("mode"), QStringLiteral("same")}}},
+        {QStringLiteral("histogram"), QJsonObject{{QStringLiteral("bins"), 256},
+                                                  {QStringLiteral("range"), QStringLiteral("default")}}},
+        {QStringLiteral("channels"), s.channels},
+        {QStringLiteral("signal_rate"), s.signalRate},
+        {QStringLiteral("seed"), QString::number(app::kDefaultSeed)},
+    };
+}
+
+app::RunRequest benchRequest(app::Op op, const BenchOpSettings& s, int cols, int rows, int depth, size_t frames)
+{
+    app::ParameterMap map;
+    map[QStringLiteral("op")] = app::toString(op);
+    app::GenerateSpec input;
+    input.channels = s.channels;
+    if (op == app::Op::Conv1D) {
+        input.image = false;
+        input.frames = frames;
+        input.rate = s.signalRate;
+        map[QStringLiteral("preset")] = QStringLiteral("low-pass");
+        map[QStringLiteral("taps")] = QString::number(s.taps);
+        map[QStringLiteral("cutoff")] = QString::number(s.signalRate / 8);
+    } else {
+        input.cols = cols;
+        input.rows = rows;
+        input.depth = depth;
+        if (op == app::Op::Conv2D) {
+            map[QStringLiteral("preset")] = QStringLiteral("gaussian");
+            map[QStringLiteral("size")] = QString::number(s.kernelSize);
+        }
+    }
+    map[QStringLiteral("generate")] = app::toString(input);
+    app::RunRequest request;
+    app::loadInput(request, map);
+    app::configureRequest(request, map);
+    request.measureCopyBandwidth = false;
+    return request;
+}
+
+app::BackendResult runBackend(const app::RunRequest& request, app::Backend backend)
+{
+    app::RunRequest single = request;
+    single.backends = {backend};
+    app::RunControl control;
+    control.cancel = &cancelFlag();
+    app::RunResult result = app::execute(single, control);
+    return std::move(result.results.front());
+}
+
+QString verify(const app::RunRequest& request, const app::BackendResult& actual, const app::BackendResult& reference)
+{
+    const std::optional<Comparison> c = app::compareResults(actual, reference);
+    if (!c) return QStringLiteral("no output to compare");
+    return app::disagreement(request, *c);
+}
+
+double movedBytes(const app::RunRequest& request, const app::BackendResult& result)
+{
+    const double input = request.image.empty() ? double(request.signal.data.size() * sizeof(float))
+                                               : double(request.image.total() * request.image.elemSize());
+    double output = 0;
+    if (!result.image.empty()) output = double(result.image.total() * result.image.elemSize());
+    else if (!result.signal.empty()) output = double(result.signal.data.size() * sizeof(float));
+    else if (!result.interleaved.empty()) output = double(result.interleaved.size() * sizeof(float));
+    // Histogram counts are a few KiB: the input dominates.
+    return input + output;
+}
+
+bool referenceIsAffordable(const app::RunRequest& request)
+{
+    constexpr double budget = double(1ull << 28);  // multiply-adds; about a second of plain loops
+    double elements = request.image.empty() ? double(request.signal.data.size())
+                                            : double(request.image.total()) * request.image.channels();
+    if (request.op == app::Op::Conv2D) elements *= double(request.conv2d.kernel.total());
+    if (request.op == app::Op::Conv1D) elements *= double(request.conv1d.taps.size());
+    return elements <= budget;
+}
+
+} // namespace kl::cli

@@ -1,0 +1,578 @@
+// kernellab-cli bench: ops x variants x sizes x depths x memory modes x stream counts,
+// every GPU output verified against the CPU before it is timed.
+#include "bench_support.hpp"
+#include "generators.hpp"
+
+#include "kernellab/image.hpp"
+#include "kernellab/signal_io.hpp"
+
+#include <QDateTime>
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+
+#include <cmath>
+
+namespace kl::cli {
+
+namespace {
+
+struct BenchOptions {
+    std::vector<app::Op> ops;
+    std::vector<std::pair<int, int>> imageSizes;  ///< cols, rows
+    std::vector<size_t> signalFrames;
+    std::vector<int> depths;
+    QStringList variants;  ///< empty: every variant of each op
+    std::vector<gpu::HostMemory> memories;
+    std::vector<int> streams;
+    std::vector<app::Backend> backends;
+    BenchOpSettings op;
+    int cpuRepetitions = 3, cpuWarmup = 1, gpuRepetitions = 20, gpuWarmup = 3;
+    bool quick = false, requireGpu = false, quiet = false;
+    QString outDir, dumpDir;
+};
+
+struct Bandwidth {
+    double deviceCopyGBs = 0;
+    gpu::Engine::TransferRates pageable, pinned;
+};
+
+struct BenchRow {
+    QString op, backend, variant, size, depth, memory;
+    int width = 0, height = 0, channels = 0, streams = 0;
+    size_t frames = 0;
+    QString error;            ///< empty when the row ran and verified
+    QString verifiedAgainst;  ///< the CPU backend the output was checked against
+    double maxAbsError = 0;
+    TimingStats kernel, endToEnd;
+    double gbs = 0, copyPct = 0, endToEndGBs = 0, speedupKernel = 0, speedupEndToEnd = 0;
+    QString inputFile, kernelFile;
+};
+
+std::vector<std::pair<int, int>> parseImageSizes(const QStringList& items)
+{
+    std::vector<std::pair<int, int>> sizes;
+    for (const QString& item : items) {
+        const QStringList parts = item.split(QLatin1Char('x'));
+        bool okW = false, okH = true;
+        const int w = parts[0].toInt(&okW);
+        const int h = parts.size() == 2 ? parts[1].toInt(&okH) : w;
+        if (parts.size() > 2 || !okW || !okH || w < 1 || h < 1)
+            throw CliError(kExitBadArguments, "--sizes: '" + item + "' is not N or WxH (e.g. 8192 or 4096x2048)");
+        sizes.emplace_back(w, h);
+    }
+    return sizes;
+}
+
+BenchOptions parseOptions(const QCommandLineParser& parser)
+{
+    BenchOptions o;
+    o.quick = parser.isSet(QStringLiteral("quick"));
+    o.quiet = parser.isSet(QStringLiteral("quiet"));
+    o.requireGpu = parser.isSet(QStringLiteral("require-gpu"));
+    for (const QString& name : listOption(parser, QStringLiteral("ops"),
+                                          {QStringLiteral("conv2d"), QStringLiteral("conv1d"),
+                                           QStringLiteral("histogram"), QStringLiteral("transpose")}))
+        o.ops.push_back(app::parseOp(name));
+    // Defaults beyond the 60 MB L2 of an H200 (8192^2 u8 = 64 MiB); --quick stays small.
+    o.imageSizes = parseImageSizes(listOption(parser, QStringLiteral("sizes"),
+                                              {o.quick ? QStringLiteral("1024") : QStringLiteral("8192")}));
+    for (const QString& f : listOption(parser, QStringLiteral("frames"), {o.quick ? QStringLiteral("1M") : QStringLiteral("16M")}))
+        o.signalFrames.push_back(app::parseCount(f, QStringLiteral("--frames")));
+    for (const QString& d : listOption(parser, QStringLiteral("depths"),
+                                       o.quick ? QStringList{QStringLiteral("u8"), QStringLiteral("f32")}
+                                               : QStringList{QStringLiteral("u8"), QStringLiteral("u16"), QStringLiteral("f32")}))
+        o.depths.push_back(parseDepth(d.toStdString()));
+    o.variants = listOption(parser, QStringLiteral("variants"), {});
+    for (const QString& v : o.variants) {
+        const auto ops = app::allOps();
+        if (v != QLatin1String("auto") &&
+            std::none_of(ops.begin(), ops.end(), [&](app::Op op) { return app::gpuVariants(op).contains(v); }))
+            throw CliError(kExitBadArguments, "--variants: '" + v + "' is not a variant of any op (see kernellab-cli info)");
+    }
+    for (const QString& m : listOption(parser, QStringLiteral("memory"), {QStringLiteral("pageable"), QStringLiteral("pinned")}))
+        o.memories.push_back(gpu::parseHostMemory(m.toStdString()));
+    for (const QString& s : listOption(parser, QStringLiteral("streams"), {QStringLiteral("1"), QStringLiteral("4")})) {
+        bool ok = false;
+        const int n = s.toInt(&ok);
+        if (!ok || n < 1 || n > 16) throw CliError(kExitBadArguments, "--streams: '" + s + "' is not in 1..16");
+        o.streams.push_back(n);
+    }
+    o.backends = app::parseBackends(parser.value(QStringLiteral("backends")).isEmpty()
+                                        ? QStringLiteral("cpu-opencv,gpu")
+                                        : parser.value(QStringLiteral("backends")));
+    // CPU OpenCV is every row's baseline for the speedup columns.
+    if (std::find(o.backends.begin(), o.backends.end(), app::Backend::CpuOpenCV) == o.backends.end())
+        o.backends.insert(o.backends.begin(), app::Backend::CpuOpenCV);
+    o.cpuRepetitions = intOption(parser, QStringLiteral("cpu-repetitions"), o.quick ? 1 : 3, 1);
+    o.cpuWarmup = o.quick ? 0 : 1;
+    o.gpuRepetitions = intOption(parser, QStringLiteral("repetitions"), o.quick ? 5 : 20, 1);
+    o.gpuWarmup = intOption(parser, QStringLiteral("warmup"), o.quick ? 1 : 3, 0);
+    o.op = benchOpSettings(parser);
+    o.outDir = parser.value(QStringLiteral("out-dir"));
+    o.dumpDir = parser.value(QStringLiteral("dump-inputs"));
+    return o;
+}
+
+bool has(const std::vector<app::Backend>& list, app::Backend b) { return std::find(list.begin(), list.end(), b) != list.end(); }
+
+QStringList variantsToRun(app::Op op, const QStringList& filter)
+{
+    const QStringList names = app::gpuVariants(op);
+    if (filter.isEmpty()) return names;
+    QStringList chosen;
+    for (const QString& v : filter)
+        if (names.contains(v) || v == QLatin1String("auto")) chosen << v;
+    return chosen;
+}
+
+/// .npy (C order) of an image: (rows, cols) or (rows, cols, channels), |u1 / <u2 / <f4.
+void saveImageNpy(const QString& path, const cv::Mat& image)
+{
+    const char* descr = image.depth() == CV_8U ? "|u1" : (image.depth() == CV_16U ? "<u2" : "<f4");
+    const QString shape = image.channels() == 1 ? QStringLiteral("(%1, %2)").arg(image.rows).arg(image.cols)
+                                                : QStringLiteral("(%1, %2, %3)").arg(image.rows).arg(image.cols).arg(image.channels());
+    QByteArray header = QStringLiteral("{'descr': '%1', 'fortran_order': False, 'shape': %2, }").arg(QLatin1String(descr), shape).toLatin1();
+    // Version 1.0: magic, version, uint16 header length; the data starts 64-byte aligned.
+    const int prefix = 10;
+    header.append(QByteArray(63 - (prefix + header.size()) % 64, ' ')).append('\n');
+    QByteArray bytes("\x93NUMPY\x01\x00", 8);
+    bytes.append(char(header.size() & 0xff)).append(char(header.size() >> 8)).append(header);
+    const size_t rowBytes = size_t(image.cols) * image.elemSize();
+    for (int y = 0; y < image.rows; ++y) bytes.append(reinterpret_cast<const char*>(image.ptr(y)), qsizetype(rowBytes));
+    writeTextFile(path, bytes);
+}
+
+class Bench {
+public:
+    Bench(BenchOptions options, gpu::Engine* engine, const Bandwidth& bandwidth, ProgressBar& progress)
+        : o_(std::move(options)), engine_(engine), bandwidth_(bandwidth), progress_(progress)
+    {
+        const auto steps = [&](app::Op op) {
+            const double cpu = double(o_.backends.size()) - (has(o_.backends, app::Backend::Gpu) ? 1 : 0);
+            const double gpu = engine_ ? double(variantsToRun(op, o_.variants).size()) *
+                                             double(2 + o_.memories.size() * o_.streams.size())
+                                       : 0.0;
+            const double sizes = op == app::Op::Conv1D ? double(o_.signalFrames.size())
+                                                       : double(o_.imageSizes.size() * o_.depths.size());
+            return sizes * (cpu + gpu);
+        };
+        for (app::Op op : o_.ops) totalSteps_ += steps(op);
+    }
+
+    void run()
+    {
+        for (const auto& [cols, rows] : o_.imageSizes)
+            for (int depth : o_.depths)
+                for (app::Op op : o_.ops)
+                    if (op != app::Op::Conv1D) benchOne(benchRequest(op, o_.op, cols, rows, depth, 0));
+        if (std::find(o_.ops.begin(), o_.ops.end(), app::Op::Conv1D) != o_.ops.end())
+            for (size_t frames : o_.signalFrames) benchOne(benchRequest(app::Op::Conv1D, o_.op, 0, 0, 0, frames));
+    }
+
+    [[nodiscard]] const std::vector<BenchRow>& rows() const { return rows_; }
+    [[nodiscard]] int failures() const
+    {
+        return int(std::count_if(rows_.begin(), rows_.end(), [](const BenchRow& r) { return !r.error.isEmpty(); }));
+    }
+
+private:
+    void step(const QString& what)
+    {
+        progress_.update(totalSteps_ > 0 ? doneSteps_ / totalSteps_ : 0, what);
+        doneSteps_ += 1;
+    }
+
+    BenchRow baseRow(const app::RunRequest& r, const QString& backend)
+    {
+        BenchRow row;
+        row.op = app::toString(r.op);
+        row.backend = backend;
+        if (r.image.empty()) {
+            row.frames = r.signal.frames;
+            row.channels = r.signal.channels;
+            row.size = QString::number(r.signal.frames);
+            row.depth = QStringLiteral("f32");
+        } else {
+            row.width = r.image.cols;
+            row.height = r.image.rows;
+            row.channels = r.image.channels();
+            row.size = QStringLiteral("%1x%2").arg(r.image.cols).arg(r.image.rows);
+            row.depth = QString::fromStdString(depthName(r.image.depth()));
+        }
+        row.inputFile = inputFile_;
+        row.kernelFile = kernelFile_;
+        return row;
+    }
+
+    void fail(BenchRow& row, const QString& why)
+    {
+        row.error = why;
+        progress_.clear();
+        printError(QStringLiteral("FAILED %1 %2 %3 %4 %5: %6").arg(row.op, row.backend, row.variant, row.size, row.depth, why));
+    }
+
+    void dumpInputs(const app::RunRequest& r)
+    {
+        inputFile_.clear();
+        kernelFile_.clear();
+        if (o_.dumpDir.isEmpty()) return;
+        QDir().mkpath(o_.dumpDir);
+        const QDir dir(o_.dumpDir);
+        if (r.image.empty()) {
+            inputFile_ = QStringLiteral("signal_%1_c%2.npy").arg(r.signal.frames).arg(r.signal.channels);
+            saveSignal(dir.filePath(inputFile_).toStdString(), r.signal);
+        } else {
+            inputFile_ = QStringLiteral("image_%1x%2_%3_c%4.npy")
+                             .arg(r.image.cols)
+                             .arg(r.image.rows)
+                             .arg(QString::fromStdString(depthName(r.image.depth())))
+                             .arg(r.image.channels());
+            saveImageNpy(dir.filePath(inputFile_), r.image);
+        }
+        if (r.op == app::Op::Conv2D) {
+            kernelFile_ = QStringLiteral("conv2d_kernel_%1x%2.npy").arg(r.conv2d.kernel.cols).arg(r.conv2d.kernel.rows);
+            saveImageNpy(dir.filePath(kernelFile_), r.conv2d.kernel);
+        } else if (r.op == app::Op::Conv1D) {
+            kernelFile_ = QStringLiteral("conv1d_taps_%1.npy").arg(r.conv1d.taps.size());
+            Signal taps(1, r.conv1d.taps.size(), 1.0);
+            taps.data = r.conv1d.taps;
+            saveSignal(dir.filePath(kernelFile_).toStdString(), taps);
+        }
+    }
+
+    void benchOne(app::RunRequest request)
+    {
+        request.cpuRepetitions = o_.cpuRepetitions;
+        request.cpuWarmup = o_.cpuWarmup;
+        dumpInputs(request);
+        const QString label = app::toString(request.op) + QLatin1Char(' ') + baseRow(request, {}).size + QLatin1Char(' ') +
+                              baseRow(request, {}).depth;
+
+        // CPU backends, timed; the first successful one is every other row's reference.
+        std::vector<app::BackendResult> cpu;
+        for (app::Backend b : o_.backends) {
+            if (b == app::Backend::Gpu) continue;
+            step(label + QStringLiteral(": ") + app::toString(b));
+            cpu.push_back(runBackend(request, b));
+        }
+        const app::BackendResult* openCv = nullptr;
+        const app::BackendResult* reference = nullptr;
+        for (const app::BackendResult& r : cpu) {
+            if (r.backend == app::Backend::CpuOpenCV) openCv = &r;
+            if (r.backend == app::Backend::CpuReference && r.ok()) reference = &r;
+        }
+        std::optional<app::BackendResult> untimedReference;
+        if (!reference && referenceIsAffordable(request)) {
+            app::RunRequest once = request;
+            once.cpuRepetitions = 1;
+            once.cpuWarmup = 0;
+            untimedReference = runBackend(once, app::Backend::CpuReference);
+            if (untimedReference->ok()) reference = &*untimedReference;
+        }
+        if (!reference && openCv && openCv->ok()) reference = openCv;
+        const double baselineMs = openCv && openCv->ok() ? openCv->time.medianMs : 0;
+
+        for (const app::BackendResult& r : cpu) {
+            BenchRow row = baseRow(request, app::toString(r.backend));
+            row.variant = QStringLiteral("-");
+            if (!r.ok()) {
+                fail(row, r.error);
+            } else {
+                row.endToEnd = r.time;
+                row.gbs = movedBytes(request, r) / (r.time.medianMs * 1e6);
+                row.speedupEndToEnd = baselineMs / r.time.medianMs;
+                if (reference && reference != &r) {
+                    row.verifiedAgainst = app::toString(reference->backend);
+                    const QString problem = verify(request, r, *reference);
+                    if (!problem.isEmpty()) fail(row, "output differs from " + row.verifiedAgainst + ": " + problem);
+                }
+            }
+            rows_.push_back(row);
+        }
+        if (!engine_ || !has(o_.backends, app::Backend::Gpu)) return;
+        for (const QString& variant : variantsToRun(request.op, o_.variants))
+            benchVariant(request, variant, reference, baselineMs, label);
+    }
+
+    void benchVariant(app::RunRequest request, const QString& variant, const app::BackendResult* reference,
+                      double baselineMs, const QString& label)
+    {
+        BenchRow base = baseRow(request, QStringLiteral("gpu"));
+        base.variant = variant;
+        request.gpu.variant = variant.toStdString();
+
+        // Verify once, untimed, before any timing.
+        step(label + QStringLiteral(": gpu ") + variant + QStringLiteral(" verify"));
+        request.gpu.memory = gpu::HostMemory::Pageable;
+        request.gpu.streams = 1;
+        request.gpu.endToEnd = true;
+        request.gpu.repetitions = 1;
+        request.gpu.warmup = 0;
+        const app::BackendResult check = runBackend(request, app::Backend::Gpu);
+        QString problem = check.error;
+        if (problem.isEmpty() && !reference) problem = QStringLiteral("no CPU result to verify against");
+        if (problem.isEmpty()) {
+            base.verifiedAgainst = app::toString(reference->backend);
+            if (const std::optional<Comparison> c = app::compareResults(check, *reference)) base.maxAbsError = c->maxAbsError;
+            problem = verify(request, check, *reference);
+            if (!problem.isEmpty()) problem = "output differs from " + base.verifiedAgainst + ": " + problem;
+        }
+        if (!problem.isEmpty()) {
+            fail(base, problem);
+            rows_.push_back(base);
+            doneSteps_ += 1 + double(o_.memories.size() * o_.streams.size());
+            return;
+        }
+
+        request.gpu.repetitions = o_.gpuRepetitions;
+        request.gpu.warmup = o_.gpuWarmup;
+        step(label + QStringLiteral(": gpu ") + variant + QStringLiteral(" kernel only"));
+        request.gpu.endToEnd = false;
+        const app::BackendResult kernelOnly = runBackend(request, app::Backend::Gpu);
+        if (kernelOnly.ok()) {
+            const gpu::GpuReport& g = *kernelOnly.gpu;
+            base.kernel = g.kernel;
+            base.gbs = g.kernelGBs();
+            base.copyPct = bandwidth_.deviceCopyGBs > 0 ? 100 * g.kernelGBs() / bandwidth_.deviceCopyGBs : 0;
+            base.speedupKernel = g.kernel.medianMs > 0 ? baselineMs / g.kernel.medianMs : 0;
+        }
+        request.gpu.endToEnd = true;
+        for (gpu::HostMemory memory : o_.memories)
+            for (int streams : o_.streams) {
+                BenchRow row = base;
+                row.memory = QString::fromStdString(gpu::toString(memory));
+                row.streams = streams;
+                step(label + QStringLiteral(": gpu ") + variant + QLatin1Char(' ') + row.memory +
+                     QStringLiteral(" x%1").arg(streams));
+                request.gpu.memory = memory;
+                request.gpu.streams = streams;
+                const app::BackendResult e2e = runBackend(request, app::Backend::Gpu);
+                if (!kernelOnly.ok()) fail(row, "kernel-only run: " + kernelOnly.error);
+                else if (!e2e.ok()) fail(row, e2e.error);
+                else {
+                    row.endToEnd = e2e.gpu->total;
+                    row.endToEndGBs = e2e.gpu->endToEndGBs();
+                    row.speedupEndToEnd = row.endToEnd.medianMs > 0 ? baselineMs / row.endToEnd.medianMs : 0;
+                }
+                rows_.push_back(row);
+            }
+    }
+
+    BenchOptions o_;
+    gpu::Engine* engine_;
+    Bandwidth bandwidth_;
+    ProgressBar& progress_;
+    std::vector<BenchRow> rows_;
+    double totalSteps_ = 0, doneSteps_ = 0;
+    QString inputFile_, kernelFile_;
+};
+
+QString ratio(double v) { return v > 0 && std::isfinite(v) ? QString::number(v, 'f', 2) + QLatin1Char('x') : QStringLiteral("-"); }
+
+Table benchTable(const std::vector<BenchRow>& rows)
+{
+    Table t;
+    t.header = QStringList{QStringLiteral("op"), QStringLiteral("backend"), QStringLiteral("variant"), QStringLiteral("size"),
+                           QStringLiteral("depth"), QStringLiteral("memory"), QStringLiteral("streams"),
+                           QStringLiteral("kernel ms"), QStringLiteral("GB/s"), QStringLiteral("% copy"),
+                           QStringLiteral("end-to-end ms"), QStringLiteral("speedup kernel"),
+                           QStringLiteral("speedup e2e"), QStringLiteral("check")};
+    for (const BenchRow& r : rows)
+        t.rows.push_back({r.op, r.backend, r.variant, r.size, r.depth, r.memory.isEmpty() ? QStringLiteral("-") : r.memory,
+                          r.streams ? QString::number(r.streams) : QStringLiteral("-"), formatMs(r.kernel.medianMs),
+                          formatRate(r.gbs), r.copyPct > 0 ? QString::number(r.copyPct, 'f', 1) : QStringLiteral("-"),
+                          formatMs(r.endToEnd.medianMs), ratio(r.speedupKernel), ratio(r.speedupEndToEnd),
+                          !r.error.isEmpty() ? QStringLiteral("FAILED")
+                                             : (r.verifiedAgainst.isEmpty() ? QStringLiteral("-")
+                                                                            : QStringLiteral("ok vs ") + r.verifiedAgainst)});
+    return t;
+}
+
+QJsonObject toJson(const BenchRow& r)
+{
+    auto nullIfZero = [](double v) { return v > 0 && std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); };
+    auto timing = [](const TimingStats& t) { return t.repetitions > 0 ? QJsonValue(app::toJson(t)) : QJsonValue(QJsonValue::Null); };
+    auto textOrNull = [](const QString& s) { return s.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(s); };
+    return {{QStringLiteral("op"), r.op},
+            {QStringLiteral("backend"), r.backend},
+            {QStringLiteral("variant"), r.variant},
+            {QStringLiteral("size"), r.size},
+            {QStringLiteral("width"), r.width},
+            {QStringLiteral("height"), r.height},
+            {QStringLiteral("frames"), double(r.frames)},
+            {QStringLiteral("depth"), r.depth},
+            {QStringLiteral("channels"), r.channels},
+            {QStringLiteral("memory"), textOrNull(r.memory)},
+            {QStringLiteral("streams"), r.streams ? QJsonValue(r.streams) : QJsonValue(QJsonValue::Null)},
+            {QStringLiteral("ok"), r.error.isEmpty()},
+            {QStringLiteral("error"), textOrNull(r.error)},
+            {QStringLiteral("verified_against"), textOrNull(r.verifiedAgainst)},
+            {QStringLiteral("max_abs_error"), r.maxAbsError},
+            {QStringLiteral("kernel_ms"), timing(r.kernel)},
+            {QStringLiteral("gbs"), nullIfZero(r.gbs)},
+            {QStringLiteral("copy_pct"), nullIfZero(r.copyPct)},
+            {QStringLiteral("end_to_end_ms"), timing(r.endToEnd)},
+            {QStringLiteral("end_to_end_gbs"), nullIfZero(r.endToEndGBs)},
+            {QStringLiteral("speedup_kernel_vs_cpu_opencv"), nullIfZero(r.speedupKernel)},
+            {QStringLiteral("speedup_end_to_end_vs_cpu_opencv"), nullIfZero(r.speedupEndToEnd)},
+            {QStringLiteral("input_file"), textOrNull(r.inputFile)},
+            {QStringLiteral("kernel_file"), textOrNull(r.kernelFile)}};
+}
+
+QString csvOf(const std::vector<BenchRow>& rows)
+{
+    QString csv = QStringLiteral("op,backend,variant,width,height,frames,depth,channels,memory,streams,ok,kernel_median_ms,"
+                                 "kernel_min_ms,kernel_max_ms,gbs,copy_pct,end_to_end_median_ms,end_to_end_min_ms,"
+                                 "end_to_end_max_ms,end_to_end_gbs,speedup_kernel,speedup_end_to_end,verified_against,"
+                                 "max_abs_error,error\n");
+    auto num = [](double v) { return v > 0 && std::isfinite(v) ? QString::number(v, 'g', 8) : QString(); };
+    for (const BenchRow& r : rows) {
+        QString error = r.error;
+        error.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+        csv += QStringList{r.op, r.backend, r.variant, QString::number(r.width), QString::number(r.height),
+                           QString::number(r.frames), r.depth, QString::number(r.channels), r.memory,
+                           r.streams ? QString::number(r.streams) : QString(),
+                           r.error.isEmpty() ? QStringLiteral("true") : QStringLiteral("false"), num(r.kernel.medianMs),
+                           num(r.kernel.minMs), num(r.kernel.maxMs), num(r.gbs), num(r.copyPct),
+                           num(r.endToEnd.medianMs), num(r.endToEnd.minMs), num(r.endToEnd.maxMs), num(r.endToEndGBs),
+                           num(r.speedupKernel), num(r.speedupEndToEnd), r.verifiedAgainst,
+                           QString::number(r.maxAbsError, 'g', 6), QLatin1Char('"') + error + QLatin1Char('"')}
+                   .join(QLatin1Char(','))
+               + QLatin1Char('\n');
+    }
+    return csv;
+}
+
+QString bandwidthText(const Bandwidth& b)
+{
+    return QStringLiteral("device-to-device copy %1 GB/s (read + write); H2D pageable %2, pinned %3 GB/s; "
+                          "D2H pageable %4, pinned %5 GB/s")
+        .arg(formatRate(b.deviceCopyGBs), formatRate(b.pageable.h2dGBs), formatRate(b.pinned.h2dGBs),
+             formatRate(b.pageable.d2hGBs), formatRate(b.pinned.d2hGBs));
+}
+
+} // namespace
+
+int runBench(const QStringList& arguments)
+{
+    QCommandLineParser parser;
+    parser.addOptions({
+        {QStringLiteral("quick"), QStringLiteral("Small sizes and few repetitions (well under a minute).")},
+        {QStringLiteral("ops"), QStringLiteral("Ops to run (default all four)."), QStringLiteral("LIST")},
+        {QStringLiteral("sizes"), QStringLiteral("Image sizes, N or WxH (default 8192; --quick 1024)."), QStringLiteral("LIST")},
+        {QStringLiteral("frames"), QStringLiteral("Signal lengths for conv1d, K/M suffixes (default 16M; --quick 1M)."),
+         QStringLiteral("LIST")},
+        {QStringLiteral("depths"), QStringLiteral("Image depths (default u8,u16,f32; --quick u8,f32)."), QStringLiteral("LIST")},
+        {QStringLiteral("variants"), QStringLiteral("GPU variants (default: every variant of each op)."), QStringLiteral("LIST")},
+        {QStringLiteral("memory"), QStringLiteral("Host memory kinds (default pageable,pinned)."), QStringLiteral("LIST")},
+        {QStringLiteral("streams"), QStringLiteral("Stream counts (default 1,4)."), QStringLiteral("LIST")},
+        {QStringLiteral("backends"),
+         QStringLiteral("Backends (default cpu-opencv,gpu; cpu-opencv is always timed as the baseline)."),
+         QStringLiteral("LIST")},
+        {QStringLiteral("repetitions"), QStringLiteral("GPU timed runs (default 20; --quick 5)."), QStringLiteral("N")},
+        {QStringLiteral("warmup"), QStringLiteral("GPU warm-up runs (default 3; --quick 1)."), QStringLiteral("N")},
+        {QStringLiteral("cpu-repetitions"), QStringLiteral("CPU timed runs (default 3; --quick 1)."), QStringLiteral("N")},
+        {QStringLiteral("require-gpu"), QStringLiteral("Exit 3 when there is no GPU instead of timing the CPU only.")},
+        {QStringLiteral("out-dir"), QStringLiteral("Where kernellab-bench.json, .csv and .md go (default .)."),
+         QStringLiteral("DIR"), QStringLiteral(".")},
+        {QStringLiteral("dump-inputs"), QStringLiteral("Also write every input and kernel as .npy here (for bench/peers.py)."),
+         QStringLiteral("DIR")},
+    });
+    addBenchOpOptions(parser);
+    if (!parseCommandLine(parser, arguments,
+                          QStringLiteral("kernellab-cli bench: ops x variants x sizes x depths x memory modes x streams; "
+                                         "GPU outputs are verified against the CPU before timing.")))
+        return kExitOk;
+    const BenchOptions options = parseOptions(parser);
+    if (!QDir().mkpath(options.outDir)) throw CliError(kExitFailure, "cannot create --out-dir '" + options.outDir + "'");
+
+    QString noGpuReason;
+    gpu::Engine* engine = has(options.backends, app::Backend::Gpu)
+                              ? gpuEngine(options.requireGpu, QStringLiteral("bench --require-gpu"), &noGpuReason)
+                              : nullptr;
+    if (!engine && has(options.backends, app::Backend::Gpu))
+        printLine("GPU columns are empty: " + noGpuReason + "; timing the CPU backends only.");
+
+    ProgressBar progress(options.quiet);
+    // Measured first, in the same run, so that "% copy" compares with this machine's roof.
+    Bandwidth bw;
+    if (engine) {
+        progress.update(0, QStringLiteral("measuring copy bandwidth"));
+        bw.deviceCopyGBs = engine->measureCopyBandwidthGBs();
+        bw.pageable = engine->measureTransferGBs(gpu::HostMemory::Pageable);
+        bw.pinned = engine->measureTransferGBs(gpu::HostMemory::Pinned);
+        progress.clear();
+        printLine(QStringLiteral("%1: %2").arg(QString::fromStdString(engine->device().name), bandwidthText(bw)));
+    }
+    Bench bench(options, engine, bw, progress);
+
+    bool cancelled = false;
+    try {
+        bench.run();
+    } catch (const app::Cancelled&) {
+        cancelled = true;
+    }
+    progress.clear();
+
+    const Table table = benchTable(bench.rows());
+    printLine(table.text());
+
+    const QString date = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
+    QJsonArray rows;
+    for (const BenchRow& r : bench.rows()) rows.append(toJson(r));
+    const QJsonObject json{
+        {QStringLiteral("schema"), QStringLiteral("kernellab-bench")},
+        {QStringLiteral("schema_version"), 1},
+        {QStringLiteral("date"), date},
+        {QStringLiteral("quick"), options.quick},
+        {QStringLiteral("complete"), !cancelled},
+        {QStringLiteral("parameters"), toJson(options.op)},
+        {QStringLiteral("repetitions"), QJsonObject{{QStringLiteral("cpu"), options.cpuRepetitions},
+                                                    {QStringLiteral("cpu_warmup"), options.cpuWarmup},
+                                                    {QStringLiteral("gpu"), options.gpuRepetitions},
+                                                    {QStringLiteral("gpu_warmup"), options.gpuWarmup}}},
+        {QStringLiteral("gpu_status"), QJsonObject{{QStringLiteral("available"), engine != nullptr},
+                                                   {QStringLiteral("reason"), engine ? QJsonValue(QJsonValue::Null)
+                                                                                     : QJsonValue(noGpuReason)}}},
+        {QStringLiteral("device"), engine ? QJsonValue(app::toJson(engine->device())) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("bandwidth_gbs"),
+         engine ? QJsonValue(QJsonObject{{QStringLiteral("device_copy"), bw.deviceCopyGBs},
+                                         {QStringLiteral("h2d_pageable"), bw.pageable.h2dGBs},
+                                         {QStringLiteral("d2h_pageable"), bw.pageable.d2hGBs},
+                                         {QStringLiteral("h2d_pinned"), bw.pinned.h2dGBs},
+                                         {QStringLiteral("d2h_pinned"), bw.pinned.d2hGBs}})
+                : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("inputs_dir"), options.dumpDir.isEmpty() ? QJsonValue(QJsonValue::Null)
+                                                                 : QJsonValue(QDir(options.dumpDir).absolutePath())},
+        {QStringLiteral("environment"), app::environmentJson()},
+        {QStringLiteral("rows"), rows},
+    };
+    const QDir out(options.outDir);
+    writeTextFile(out.filePath(QStringLiteral("kernellab-bench.json")), QJsonDocument(json).toJson(QJsonDocument::Indented));
+    writeTextFile(out.filePath(QStringLiteral("kernellab-bench.csv")), csvOf(bench.rows()).toUtf8());
+    QString markdown = QStringLiteral("# KernelLab bench, %1\n\n").arg(date);
+    markdown += engine ? QStringLiteral("GPU: %1. %2.\n\n").arg(QString::fromStdString(engine->device().name), bandwidthText(bw))
+                       : QStringLiteral("GPU: none (%1).\n\n").arg(noGpuReason.isEmpty() ? QStringLiteral("not requested") : noGpuReason);
+    markdown += QStringLiteral("CPU: %1, %2 OpenCV threads.\n\n")
+                    .arg(app::environmentJson()[QStringLiteral("cpu_model")].toString())
+                    .arg(app::environmentJson()[QStringLiteral("cpu_threads")].toInt());
+    markdown += table.markdown();
+    for (const BenchRow& r : bench.rows())
+        if (!r.error.isEmpty())
+            markdown += QStringLiteral("\n- FAILED %1 %2 %3 %4 %5: %6").arg(r.op, r.backend, r.variant, r.size, r.depth, r.error);
+    writeTextFile(out.filePath(QStringLiteral("kernellab-bench.md")), markdown.toUtf8() + '\n');
+    printLine("wrote " + out.filePath(QStringLiteral("kernellab-bench.{json,csv,md}")));
+
+    if (cancelled) {
+        printError(QStringLiteral("bench cancelled: %1 rows finished (written above)").arg(bench.rows().size()));
+        return kExitCancelled;
+    }
+    if (bench.failures() > 0) {
+        printError(QStringLiteral("%1 bench row(s) FAILED (see above)").arg(bench.failures()));
+        return kExitFailure;
+    }
+    return kExitOk;
+}
+
+} // namespace kl::cli

@@ -1,0 +1,112 @@
+#include "output_files.hpp"
+
+#include "kernellab/error.hpp"
+#include "kernellab/image_io.hpp"
+#include "kernellab/signal_io.hpp"
+
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QStringList>
+
+
+namespace kl::app {
+
+namespace {
+
+enum class OutputKind { Image, Signal, Histogram };
+
+OutputKind outputKind(const RunRequest& request)
+{
+    switch (request.op) {
+    case Op::Conv2D: return OutputKind::Image;
+    case Op::Conv1D: return OutputKind::Signal;
+    case Op::Histogram: return OutputKind::Histogram;
+    case Op::Transpose: return request.image.empty() ? OutputKind::Signal : OutputKind::Image;
+    }
+    return OutputKind::Image;
+}
+
+QString extensionOf(const QString& path) { return QLatin1Char('.') + QFileInfo(path).suffix().toLower(); }
+
+const QStringList& writableSignalExtensions()
+{
+    static const QStringList extensions = {QStringLiteral(".wav"), QStringLiteral(".csv"), QStringLiteral(".npy")};
+    return extensions;
+}
+
+QStringList imageExtensionList()
+{
+    QStringList list;
+    for (const std::string& e : imageExtensions()) list << QString::fromStdString(e);
+    return list;
+}
+
+void writeText(const QString& path, const QString& text)
+{
+    // QSaveFile writes a temporary file and renames it, so a failure leaves no half-written file.
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(text.toUtf8()) < 0 || !file.commit())
+        throw IoError(QStringLiteral("cannot write '%1': %2").arg(path, file.errorString()).toStdString());
+}
+
+} // namespace
+
+void checkOutputPath(const QString& path, const RunRequest& request)
+{
+    const QString extension = extensionOf(path);
+    QStringList allowed;
+    switch (outputKind(request)) {
+    case OutputKind::Image: allowed = imageExtensionList(); break;
+    case OutputKind::Signal: allowed = writableSignalExtensions(); break;
+    case OutputKind::Histogram: allowed = QStringList{QStringLiteral(".csv")}; break;
+    }
+    if (!allowed.contains(extension))
+        throw InvalidArgument(QStringLiteral("output: '%1' has extension '%2'; a %3 output needs one of %4")
+                                  .arg(path, extension, toString(request.op), allowed.join(QLatin1Char(' ')))
+                                  .toStdString());
+}
+
+void saveOutput(const QString& path, const BackendResult& result, const RunRequest& request)
+{
+    if (!result.ok())
+        throw InvalidArgument(("output: backend " + toString(result.backend) + " failed: " + result.error).toStdString());
+    const std::string file = path.toStdString();
+    if (result.histogram) {
+        writeText(path, histogramCsv(*result.histogram));
+    } else if (!result.image.empty()) {
+        saveImage(file, result.image);
+    } else if (!result.signal.empty()) {
+        saveSignal(file, result.signal);
+    } else {
+        const Signal& s = request.signal;
+        saveSignal(file, fromInterleaved(result.interleaved.data(), s.frames, s.channels, s.sampleRate));
+    }
+}
+
+QString histogramCsv(const HistogramResult& h)
+{
+    QStringList labels;
+    for (const std::string& l : h.labels) labels << QString::fromStdString(l);
+    auto joinedCounts = [](const std::vector<uint64_t>& counts) {
+        QStringList list;
+        for (uint64_t c : counts) list << QString::number(c);
+        return list.join(QLatin1Char(','));
+    };
+    QString csv = QStringLiteral("# bins=%1 lo=%2 hi=%3\n")
+                      .arg(h.binning.bins)
+                      .arg(h.binning.lo, 0, 'g', 17)
+                      .arg(h.binning.hi, 0, 'g', 17);
+    csv += QStringLiteral("# out_of_range=%1\n").arg(joinedCounts(h.outOfRange));
+    csv += QStringLiteral("# nan=%1\n").arg(joinedCounts(h.nanCount));
+    csv += QStringLiteral("bin,lower,upper,") + labels.join(QLatin1Char(',')) + QLatin1Char('\n');
+    const double width = (h.binning.hi - h.binning.lo) / h.binning.bins;
+    for (int bin = 0; bin < h.binning.bins; ++bin) {
+        QStringList row = {QString::number(bin), QString::number(h.binning.lo + bin * width, 'g', 10),
+                           QString::number(h.binning.lo + (bin + 1) * width, 'g', 10)};
+        for (const std::vector<uint64_t>& channel : h.counts) row << QString::number(channel[size_t(bin)]);
+        csv += row.join(QLatin1Char(',')) + QLatin1Char('\n');
+    }
+    return csv;
+}
+
+} // namespace kl::app

@@ -1,0 +1,364 @@
+// The report schema (docs/report-format.md): toJson, toCsv and their building blocks.
+#include "session.hpp"
+
+#include "kernellab/image.hpp"
+
+#include <opencv2/core/utility.hpp>
+#include <opencv2/core/version.hpp>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QRegularExpression>
+#include <QStringList>
+#include <QSysInfo>
+#include <QtGlobal>
+
+#include <cmath>
+#include <thread>
+
+namespace kl::app {
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+/// conv1d taps are listed in the report up to this count (a 1M-tap kernel would drown it).
+constexpr size_t kMaxListedTaps = 1024;
+
+/// JSON has no infinity or NaN: those become null (documented: psnr null = identical).
+QJsonValue finite(double v) { return std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); }
+QJsonValue positiveOrNull(double v) { return v > 0 && std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); }
+QJsonValue textOrNull(const QString& s) { return s.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(s); }
+
+QString cudaVersion(int v) { return QStringLiteral("%1.%2").arg(v / 1000).arg((v % 1000) / 10); }
+
+QString cpuModel()
+{
+    QFile cpuinfo(QStringLiteral("/proc/cpuinfo"));
+    if (cpuinfo.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        static const QRegularExpression modelLine(QStringLiteral("^(model name|Model|Hardware)\\s*:\\s*(.+)$"),
+                                                  QRegularExpression::MultilineOption);
+        const QRegularExpressionMatch m = modelLine.match(QString::fromUtf8(cpuinfo.readAll()));
+        if (m.hasMatch()) return m.captured(2).trimmed();
+    }
+    return QSysInfo::currentCpuArchitecture();
+}
+
+QJsonObject inputJson(const RunRequest& r)
+{
+    QJsonObject input{{QStringLiteral("name"), r.inputName}};
+    if (!r.image.empty()) {
+        input[QStringLiteral("kind")] = QStringLiteral("image");
+        input[QStringLiteral("width")] = r.image.cols;
+        input[QStringLiteral("height")] = r.image.rows;
+        input[QStringLiteral("depth")] = QString::fromStdString(depthName(r.image.depth()));
+        input[QStringLiteral("channels")] = r.image.channels();
+        input[QStringLiteral("bytes")] = double(r.image.total() * r.image.elemSize());
+    } else {
+        input[QStringLiteral("kind")] = QStringLiteral("signal");
+        input[QStringLiteral("frames")] = double(r.signal.frames);
+        input[QStringLiteral("channels")] = r.signal.channels;
+        input[QStringLiteral("sample_rate")] = r.signal.sampleRate;
+        input[QStringLiteral("duration_s")] = r.signal.sampleRate > 0 ? double(r.signal.frames) / r.signal.sampleRate : 0.0;
+        input[QStringLiteral("bytes")] = double(r.signal.data.size() * sizeof(float));
+    }
+    return input;
+}
+
+QJsonArray matrixJson(const cv::Mat& kernel)
+{
+    QJsonArray rows;
+    for (int y = 0; y < kernel.rows; ++y) {
+        QJsonArray row;
+        for (int x = 0; x < kernel.cols; ++x) row.append(double(kernel.at<float>(y, x)));
+        rows.append(row);
+    }
+    return rows;
+}
+
+QJsonObject specJson(const RunResult& result)
+{
+    const RunRequest& r = result.request;
+    QJsonObject spec;
+    switch (r.op) {
+    case Op::Conv2D:
+        spec[QStringLiteral("kernel_width")] = r.conv2d.kernel.cols;
+        spec[QStringLiteral("kernel_height")] = r.conv2d.kernel.rows;
+        spec[QStringLiteral("kernel")] = matrixJson(r.conv2d.kernel);
+        spec[QStringLiteral("separable")] = separateKernel(r.conv2d.kernel).has_value();
+        spec[QStringLiteral("border")] = QString::fromStdString(toString(r.conv2d.border));
+        spec[QStringLiteral("border_value")] = r.conv2d.borderValue;
+        spec[QStringLiteral("flip")] = r.conv2d.flipKernel;
+        spec[QStringLiteral("float_output")] = r.conv2d.floatOutput;
+        spec[QStringLiteral("output_depth")] = QString::fromStdString(depthName(conv2dOutputDepth(r.image, r.conv2d)));
+        break;
+    case Op::Conv1D: {
+        spec[QStringLiteral("taps_count")] = double(r.conv1d.taps.size());
+        if (r.conv1d.taps.size() <= kMaxListedTaps) {
+            QJsonArray taps;
+            for (float t : r.conv1d.taps) taps.append(double(t));
+            spec[QStringLiteral("taps")] = taps;
+        }
+        spec[QStringLiteral("mode")] = QString::fromStdString(toString(r.conv1d.mode));
+        spec[QStringLiteral("output_frames")] =
+            double(conv1dOutputLength(r.signal.frames, r.conv1d.taps.size(), r.conv1d.mode));
+        break;
+    }
+    case Op::Histogram: {
+        spec[QStringLiteral("bins")] = r.histogram.bins;
+        spec[QStringLiteral("range")] = r.histogram.lo && r.histogram.hi
+                                            ? QJsonValue(QJsonArray{*r.histogram.lo, *r.histogram.hi})
+                                            : QJsonValue(QJsonValue::Null);
+        spec[QStringLiteral("luminance")] = r.histogram.luminance;
+        for (const BackendResult& b : result.results)
+            if (b.histogram) {
+                const HistogramBinning& used = b.histogram->binning;
+                spec[QStringLiteral("binning")] = QJsonObject{{QStringLiteral("bins"), used.bins},
+                                                              {QStringLiteral("lo"), used.lo},
+                                                              {QStringLiteral("hi"), used.hi}};
+                QJsonArray labels;
+                for (const std::string& l : b.histogram->labels) labels.append(QString::fromStdString(l));
+                spec[QStringLiteral("labels")] = labels;
+                break;
+            }
+        break;
+    }
+    case Op::Transpose:
+        spec[QStringLiteral("layout")] = r.image.empty() ? QStringLiteral("planar to interleaved")
+                                                         : QStringLiteral("rows to columns");
+        break;
+    }
+    return spec;
+}
+
+QJsonObject optionsJson(const RunRequest& r)
+{
+    QJsonArray backends;
+    for (Backend b : r.backends) backends.append(toString(b));
+    return {
+        {QStringLiteral("backends"), backends},
+        {QStringLiteral("cpu"), QJsonObject{{QStringLiteral("repetitions"), r.cpuRepetitions},
+                                            {QStringLiteral("warmup"), r.cpuWarmup}}},
+        {QStringLiteral("gpu"),
+         QJsonObject{{QStringLiteral("variant"), QString::fromStdString(r.gpu.variant)},
+                     {QStringLiteral("memory"), QString::fromStdString(gpu::toString(r.gpu.memory))},
+                     {QStringLiteral("streams"), r.gpu.streams},
+                     {QStringLiteral("repetitions"), r.gpu.repetitions},
+                     {QStringLiteral("warmup"), r.gpu.warmup},
+                     {QStringLiteral("timing"), r.gpu.endToEnd ? QStringLiteral("end-to-end") : QStringLiteral("kernel-only")}}},
+        {QStringLiteral("measure_copy_bandwidth"), r.measureCopyBandwidth},
+    };
+}
+
+QJsonObject backendJson(const BackendResult& b, double copyBandwidthGBs)
+{
+    QJsonObject o{{QStringLiteral("backend"), toString(b.backend)},
+                  {QStringLiteral("ok"), b.ok()},
+                  {QStringLiteral("error"), textOrNull(b.error)}};
+    if (!b.ok()) return o;
+    o[QStringLiteral("time_ms")] = toJson(b.time);
+    if (b.gpu) o[QStringLiteral("gpu")] = toJson(*b.gpu, copyBandwidthGBs);
+    return o;
+}
+
+/// cpu median / gpu median for each successful CPU backend: "gpu_kernel_vs_cpu-opencv" etc.
+QJsonObject speedupsJson(const RunResult& result)
+{
+    QJsonObject speedups;
+    const BackendResult* gpuResult = result.find(Backend::Gpu);
+    if (!gpuResult || !gpuResult->gpu) return speedups;
+    const gpu::GpuReport& g = *gpuResult->gpu;
+    for (const BackendResult& cpu : result.results) {
+        if (cpu.backend == Backend::Gpu || !cpu.ok() || cpu.time.medianMs <= 0) continue;
+        if (g.kernel.medianMs > 0)
+            speedups[QStringLiteral("gpu_kernel_vs_") + toString(cpu.backend)] = cpu.time.medianMs / g.kernel.medianMs;
+        if (result.request.gpu.endToEnd && g.total.medianMs > 0)
+            speedups[QStringLiteral("gpu_end_to_end_vs_") + toString(cpu.backend)] = cpu.time.medianMs / g.total.medianMs;
+    }
+    return speedups;
+}
+
+QString csvField(const QString& s)
+{
+    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n'))) return s;
+    return QLatin1Char('"') + QString(s).replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"');
+}
+
+QString csvNumber(double v) { return std::isfinite(v) ? QString::number(v, 'g', 8) : QString(); }
+
+} // namespace
+
+QJsonObject toJson(const TimingStats& stats)
+{
+    return {{QStringLiteral("median"), stats.medianMs},
+            {QStringLiteral("min"), stats.minMs},
+            {QStringLiteral("max"), stats.maxMs},
+            {QStringLiteral("repetitions"), stats.repetitions}};
+}
+
+QJsonObject toJson(const Comparison& c)
+{
+    return {{QStringLiteral("max_abs"), finite(c.maxAbsError)},
+            {QStringLiteral("mean_abs"), finite(c.meanAbsError)},
+            {QStringLiteral("max_rel"), finite(c.maxRelError)},
+            {QStringLiteral("norm_rel"), finite(c.normRelError)},
+            {QStringLiteral("psnr"), finite(c.psnr)},
+            {QStringLiteral("differing"), double(c.differing)},
+            {QStringLiteral("elements"), double(c.elements)},
+            {QStringLiteral("shape_matches"), c.shapeMatches}};
+}
+
+QJsonObject toJson(const gpu::DeviceInfo& d)
+{
+    return {{QStringLiteral("index"), d.index},
+            {QStringLiteral("name"), QString::fromStdString(d.name)},
+            {QStringLiteral("compute_capability"), QStringLiteral("%1.%2").arg(d.computeMajor).arg(d.computeMinor)},
+            {QStringLiteral("multiprocessors"), d.multiprocessors},
+            {QStringLiteral("global_memory_bytes"), double(d.globalMemoryBytes)},
+            {QStringLiteral("l2_cache_bytes"), double(d.l2CacheBytes)},
+            {QStringLiteral("sm_clock_mhz"), d.smClockKHz / 1000.0},
+            {QStringLiteral("memory_clock_mhz"), d.memoryClockKHz / 1000.0},
+            {QStringLiteral("memory_bus_width_bits"), d.memoryBusWidthBits},
+            {QStringLiteral("theoretical_bandwidth_gbs"), d.theoreticalBandwidthGBs},
+            {QStringLiteral("cuda_driver"), cudaVersion(d.driverVersion)},
+            {QStringLiteral("cuda_runtime"), cudaVersion(d.runtimeVersion)},
+            {QStringLiteral("cufft"), d.cufftVersion}};
+}
+
+QJsonObject toJson(const gpu::GpuReport& g, double copyBandwidthGBs)
+{
+    QJsonArray timeline;
+    for (const gpu::TimelineEntry& t : g.timeline)
+        timeline.append(QJsonObject{{QStringLiteral("stream"), t.stream},
+                                    {QStringLiteral("chunk"), t.chunk},
+                                    {QStringLiteral("stage"), QString::fromStdString(gpu::toString(t.stage))},
+                                    {QStringLiteral("start_ms"), t.startMs},
+                                    {QStringLiteral("end_ms"), t.endMs}});
+    const double kernelGBs = g.kernelGBs();
+    return {
+        {QStringLiteral("variant"), QString::fromStdString(g.variant)},
+        {QStringLiteral("device"), QString::fromStdString(g.device)},
+        {QStringLiteral("memory"), QString::fromStdString(gpu::toString(g.memory))},
+        {QStringLiteral("streams"), g.streams},
+        {QStringLiteral("stages_ms"), QJsonObject{{QStringLiteral("h2d"), toJson(g.h2d)},
+                                                  {QStringLiteral("kernel"), toJson(g.kernel)},
+                                                  {QStringLiteral("d2h"), toJson(g.d2h)},
+                                                  {QStringLiteral("total"), toJson(g.total)}}},
+        {QStringLiteral("bytes"), QJsonObject{{QStringLiteral("h2d"), double(g.bytesH2D)},
+                                              {QStringLiteral("d2h"), double(g.bytesD2H)},
+                                              {QStringLiteral("kernel"), double(g.kernelBytes)}}},
+        {QStringLiteral("kernel_gbs"), kernelGBs},
+        {QStringLiteral("copy_bandwidth_pct"),
+         copyBandwidthGBs > 0 ? QJsonValue(100.0 * kernelGBs / copyBandwidthGBs) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("end_to_end_gbs"), positiveOrNull(g.endToEndGBs())},
+        {QStringLiteral("kernel_gflops"), positiveOrNull(g.kernelGFlops())},
+        {QStringLiteral("timeline"), timeline},
+    };
+}
+
+QJsonObject toJson(const RunResult& result)
+{
+    const RunRequest& r = result.request;
+    QJsonArray results;
+    for (const BackendResult& b : result.results) results.append(backendJson(b, result.copyBandwidthGBs));
+    QJsonObject comparisons;
+    for (const auto& [backend, comparison] : result.comparisons) {
+        QJsonObject c = toJson(comparison);
+        c[QStringLiteral("agrees")] = disagreement(r, comparison).isEmpty();
+        c[QStringLiteral("disagreement")] = textOrNull(disagreement(r, comparison));
+        comparisons[toString(backend)] = c;
+    }
+    return {
+        {QStringLiteral("schema"), QStringLiteral("kernellab-report")},
+        {QStringLiteral("schema_version"), kSchemaVersion},
+        {QStringLiteral("date"), result.date},
+        {QStringLiteral("input"), inputJson(r)},
+        {QStringLiteral("op"), QJsonObject{{QStringLiteral("name"), toString(r.op)},
+                                           {QStringLiteral("parameters"), r.opParameters},
+                                           {QStringLiteral("spec"), specJson(result)}}},
+        {QStringLiteral("options"), optionsJson(r)},
+        {QStringLiteral("results"), results},
+        {QStringLiteral("comparison_reference"),
+         result.comparisonReference ? QJsonValue(toString(*result.comparisonReference)) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("comparisons"), comparisons},
+        {QStringLiteral("speedups"), speedupsJson(result)},
+        {QStringLiteral("gpu_status"), QJsonObject{{QStringLiteral("available"), result.gpuStatus.available},
+                                                   {QStringLiteral("reason"),
+                                                    textOrNull(QString::fromStdString(result.gpuStatus.reason))}}},
+        {QStringLiteral("device"), result.device ? QJsonValue(toJson(*result.device)) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("copy_bandwidth_gbs"), positiveOrNull(result.copyBandwidthGBs)},
+        {QStringLiteral("cpu_threads"), result.cpuThreads},
+        {QStringLiteral("environment"), environmentJson()},
+    };
+}
+
+QString toCsv(const RunResult& result)
+{
+    const QStringList header = {
+        QStringLiteral("op"), QStringLiteral("input"), QStringLiteral("backend"), QStringLiteral("ok"),
+        QStringLiteral("error"), QStringLiteral("median_ms"), QStringLiteral("min_ms"), QStringLiteral("max_ms"),
+        QStringLiteral("repetitions"), QStringLiteral("variant"), QStringLiteral("memory"), QStringLiteral("streams"),
+        QStringLiteral("h2d_ms"), QStringLiteral("kernel_ms"), QStringLiteral("d2h_ms"), QStringLiteral("total_ms"),
+        QStringLiteral("kernel_gbs"), QStringLiteral("copy_bandwidth_pct"), QStringLiteral("kernel_gflops"),
+        QStringLiteral("max_abs"), QStringLiteral("mean_abs"), QStringLiteral("psnr"), QStringLiteral("differing")};
+    QString csv = header.join(QLatin1Char(',')) + QLatin1Char('\n');
+    for (const BackendResult& b : result.results) {
+        QStringList row = {toString(result.request.op), csvField(result.request.inputName), toString(b.backend),
+                           b.ok() ? QStringLiteral("true") : QStringLiteral("false"), csvField(b.error)};
+        row << (b.ok() ? QStringList{csvNumber(b.time.medianMs), csvNumber(b.time.minMs), csvNumber(b.time.maxMs),
+                                     QString::number(b.time.repetitions)}
+                       : QStringList{QString(), QString(), QString(), QString()});
+        if (b.gpu) {
+            const gpu::GpuReport& g = *b.gpu;
+            row << QString::fromStdString(g.variant) << QString::fromStdString(gpu::toString(g.memory))
+                << QString::number(g.streams) << csvNumber(g.h2d.medianMs) << csvNumber(g.kernel.medianMs)
+                << csvNumber(g.d2h.medianMs) << csvNumber(g.total.medianMs) << csvNumber(g.kernelGBs())
+                << (result.copyBandwidthGBs > 0 ? csvNumber(100.0 * g.kernelGBs() / result.copyBandwidthGBs) : QString())
+                << (g.kernelFlops > 0 ? csvNumber(g.kernelGFlops()) : QString());
+        } else {
+            for (int i = 0; i < 10; ++i) row << QString();
+        }
+        const auto comparison = std::find_if(result.comparisons.begin(), result.comparisons.end(),
+                                             [&](const auto& c) { return c.first == b.backend; });
+        if (comparison != result.comparisons.end())
+            row << csvNumber(comparison->second.maxAbsError) << csvNumber(comparison->second.meanAbsError)
+                << csvNumber(comparison->second.psnr) << QString::number(comparison->second.differing);
+        else
+            row << QString() << QString() << QString() << QString();
+        csv += row.join(QLatin1Char(',')) + QLatin1Char('\n');
+    }
+    return csv;
+}
+
+QJsonObject environmentJson()
+{
+    static const QJsonObject environment = [] {
+        QJsonObject env{
+            {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
+            {QStringLiteral("opencv"), QString::fromStdString(cv::getVersionString())},
+            {QStringLiteral("cpu_model"), cpuModel()},
+            {QStringLiteral("cpu_threads"), cpuThreadCount()},
+            {QStringLiteral("hardware_threads"), int(std::thread::hardware_concurrency())},
+            {QStringLiteral("os"), QSysInfo::prettyProductName()},
+            {QStringLiteral("kernel"), QSysInfo::kernelVersion()},
+            {QStringLiteral("compiler"), QStringLiteral(__VERSION__)},
+        };
+        const QString unavailable = QStringLiteral("unavailable");
+        env[QStringLiteral("cuda_runtime")] = unavailable;
+        env[QStringLiteral("cuda_driver")] = unavailable;
+        env[QStringLiteral("cufft")] = unavailable;
+        try {
+            const std::vector<gpu::DeviceInfo> devices = gpu::listDevices();
+            if (!devices.empty()) {
+                env[QStringLiteral("cuda_runtime")] = cudaVersion(devices.front().runtimeVersion);
+                env[QStringLiteral("cuda_driver")] = cudaVersion(devices.front().driverVersion);
+                env[QStringLiteral("cufft")] = QString::number(devices.front().cufftVersion);
+            }
+        } catch (const std::exception&) {
+            // A driver that lists no device properly leaves the CUDA fields "unavailable".
+        }
+        return env;
+    }();
+    return environment;
+}
+
+} // namespace kl::app

@@ -1,0 +1,411 @@
+#include "session.hpp"
+
+#include "kernellab/error.hpp"
+#include "kernellab/image.hpp"
+#include "kernellab/transpose.hpp"
+
+#include <opencv2/core.hpp>
+
+#include <QDateTime>
+#include <QStringList>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <new>
+
+namespace kl::app {
+
+namespace {
+
+[[noreturn]] void fail(const QString& message) { throw InvalidArgument(message.toStdString()); }
+
+/// RunOptions::streams' documented range (the engine checks it too, but only once running).
+constexpr int kMaxGpuStreams = 16;
+
+bool contains(const std::vector<Backend>& backends, Backend b)
+{
+    return std::find(backends.begin(), backends.end(), b) != backends.end();
+}
+
+bool isCpu(Backend b) { return b != Backend::Gpu; }
+
+QString noGpuMessage(const QString& reason)
+{
+    const QString prefix = QStringLiteral("no CUDA device: ");
+    return reason.startsWith(prefix) ? reason : prefix + reason;
+}
+
+void throwIfCancelled(const RunControl& control)
+{
+    if (control.cancel && control.cancel->load()) throw Cancelled();
+}
+
+/// The op's input kind, or an error naming what the op needs.
+void requireInputKind(const RunRequest& r, bool wantImage)
+{
+    const QString op = toString(r.op);
+    if (wantImage && r.image.empty())
+        fail(op + ": needs an image input" + (r.signal.empty() ? QString() : ", but '" + r.inputName + "' is a signal"));
+    if (!wantImage && r.signal.empty())
+        fail(op + ": needs a signal input" + (r.image.empty() ? QString() : ", but '" + r.inputName + "' is an image"));
+}
+
+void validateRequest(const RunRequest& r)
+{
+    if (r.backends.empty()) fail("backends: none chosen");
+    for (size_t i = 0; i < r.backends.size(); ++i)
+        if (std::count(r.backends.begin(), r.backends.end(), r.backends[i]) > 1)
+            fail("backends: " + toString(r.backends[i]) + " is listed twice");
+    switch (r.op) {
+    case Op::Conv2D: requireInputKind(r, true); validateConv2D(r.image, r.conv2d); break;
+    case Op::Conv1D: requireInputKind(r, false); validateConv1D(r.signal, r.conv1d); break;
+    case Op::Histogram: requireInputKind(r, true); validateHistogram(r.image, r.histogram); break;
+    case Op::Transpose:
+        if (!r.image.empty()) validateImage(r.image, "transpose input");
+        else validateSignal(r.signal, "transpose input");
+        break;
+    }
+    if (r.cpuRepetitions < 1) fail(QStringLiteral("repetitions: %1 must be at least 1").arg(r.cpuRepetitions));
+    if (r.cpuWarmup < 0) fail(QStringLiteral("warmup: %1 must not be negative").arg(r.cpuWarmup));
+    // GPU options are checked even without the GPU backend: a bad value is a mistake either way.
+    const gpu::RunOptions& o = r.gpu;
+    if (o.streams < 1 || o.streams > kMaxGpuStreams)
+        fail(QStringLiteral("streams: %1 is not in 1..%2").arg(o.streams).arg(kMaxGpuStreams));
+    if (o.repetitions < 1) fail(QStringLiteral("repetitions: %1 must be at least 1").arg(o.repetitions));
+    if (o.warmup < 0) fail(QStringLiteral("warmup: %1 must not be negative").arg(o.warmup));
+    const QString variant = QString::fromStdString(o.variant);
+    const QStringList known = gpuVariants(r.op);
+    if (variant != QLatin1String("auto") && !known.contains(variant))
+        fail("variant: '" + variant + "' is not a " + toString(r.op) + " variant (auto, " +
+             known.join(QStringLiteral(", ")) + ")");
+}
+
+/// Planar -> interleaved with cv::transpose: the planar samples are a channels x frames matrix.
+std::vector<float> interleaveOpenCV(const Signal& s)
+{
+    if (s.frames > size_t(std::numeric_limits<int>::max()))
+        throw InvalidArgument("transpose: cv::transpose handles at most 2^31-1 frames");
+    std::vector<float> interleaved(s.data.size());
+    const cv::Mat planar(s.channels, int(s.frames), CV_32F, const_cast<float*>(s.data.data()));
+    cv::Mat out(int(s.frames), s.channels, CV_32F, interleaved.data());
+    cv::transpose(planar, out);
+    return interleaved;
+}
+
+/// One call of the op on a CPU backend, writing into `out`.
+std::function<void()> cpuWork(const RunRequest& r, bool reference, BackendResult& out)
+{
+    switch (r.op) {
+    case Op::Conv2D:
+        return [&r, &out, reference] {
+            out.image = reference ? conv2dReference(r.image, r.conv2d) : conv2dOpenCV(r.image, r.conv2d);
+        };
+    case Op::Conv1D:
+        return [&r, &out, reference] {
+            out.signal = reference ? conv1dReference(r.signal, r.conv1d) : conv1dOpenCV(r.signal, r.conv1d);
+        };
+    case Op::Histogram:
+        return [&r, &out, reference] {
+            out.histogram = reference ? histogramReference(r.image, r.histogram) : histogramOpenCV(r.image, r.histogram);
+        };
+    case Op::Transpose:
+        if (!r.image.empty())
+            return [&r, &out, reference] {
+                out.image = reference ? transposeReference(r.image) : transposeOpenCV(r.image);
+            };
+        return [&r, &out, reference] {
+            out.interleaved = reference ? toInterleaved(r.signal) : interleaveOpenCV(r.signal);
+        };
+    }
+    return {};
+}
+
+void runCpu(const RunRequest& r, const RunControl& control, BackendResult& out)
+{
+    const std::function<void()> work = cpuWork(r, out.backend == Backend::CpuReference, out);
+    // Checked before every repetition so that a long reference run stops promptly.
+    out.time = timeCpu([&] { throwIfCancelled(control); work(); }, r.cpuRepetitions, r.cpuWarmup);
+}
+
+void runGpu(const RunRequest& r, gpu::Engine& engine, BackendResult& out)
+{
+    gpu::GpuReport report;
+    switch (r.op) {
+    case Op::Conv2D: report = engine.conv2d(r.image, r.conv2d, r.gpu, out.image); break;
+    case Op::Conv1D: report = engine.conv1d(r.signal, r.conv1d, r.gpu, out.signal); break;
+    case Op::Histogram: {
+        HistogramResult histogram;
+        report = engine.histogram(r.image, r.histogram, r.gpu, histogram);
+        out.histogram = std::move(histogram);
+        break;
+    }
+    case Op::Transpose:
+        report = r.image.empty() ? engine.transposeSignal(r.signal, r.gpu, out.interleaved)
+                                 : engine.transpose(r.image, r.gpu, out.image);
+        break;
+    }
+    out.time = r.gpu.endToEnd ? report.total : report.kernel;
+    out.gpu = std::move(report);
+}
+
+/// Runs `body`, turning any failure but a cancel into the result's error text.
+/// (kl::OutOfMemory messages already say which memory and how much.)
+template <typename Body> void recordFailure(BackendResult& out, Body body)
+{
+    try {
+        body();
+    } catch (const Cancelled&) {
+        throw;
+    } catch (const std::bad_alloc&) {
+        out.error = QStringLiteral("out of host memory (allocation failed)");
+    } catch (const std::exception& e) {
+        out.error = QString::fromUtf8(e.what());
+    }
+    if (!out.ok()) {
+        out.image.release();
+        out.signal = Signal();
+        out.interleaved.clear();
+        out.histogram.reset();
+        out.gpu.reset();
+    }
+}
+
+QString describeStep(const RunRequest& r, Backend b)
+{
+    const QString reps = b == Backend::Gpu ? QStringLiteral("%1 + %2 warm-up").arg(r.gpu.repetitions).arg(r.gpu.warmup)
+                                           : QStringLiteral("%1 + %2 warm-up").arg(r.cpuRepetitions).arg(r.cpuWarmup);
+    return toString(b) + ": " + toString(r.op) + " (" + reps + " runs)";
+}
+
+Comparison compareHistograms(const HistogramResult& actual, const HistogramResult& reference)
+{
+    Comparison c;
+    c.shapeMatches = actual.counts.size() == reference.counts.size() &&
+                     actual.binning.bins == reference.binning.bins && actual.labels == reference.labels &&
+                     actual.outOfRange.size() == reference.outOfRange.size() &&
+                     actual.nanCount.size() == reference.nanCount.size();
+    for (size_t i = 0; c.shapeMatches && i < reference.counts.size(); ++i)
+        c.shapeMatches = actual.counts[i].size() == reference.counts[i].size();
+    if (!c.shapeMatches) return c;
+
+    double sumAbs = 0, sumSquares = 0, peak = 0;
+    auto add = [&](uint64_t a, uint64_t b) {
+        const double diff = a > b ? double(a - b) : double(b - a);
+        ++c.elements;
+        if (diff > 0) {
+            ++c.differing;
+            c.maxRelError = std::max(c.maxRelError, diff / std::max(double(b), 1e-30));
+        }
+        c.maxAbsError = std::max(c.maxAbsError, diff);
+        sumAbs += diff;
+        sumSquares += diff * diff;
+        peak = std::max(peak, double(b));
+    };
+    for (size_t i = 0; i < reference.counts.size(); ++i) {
+        for (size_t bin = 0; bin < reference.counts[i].size(); ++bin) add(actual.counts[i][bin], reference.counts[i][bin]);
+        add(actual.outOfRange[i], reference.outOfRange[i]);
+        add(actual.nanCount[i], reference.nanCount[i]);
+    }
+    c.meanAbsError = c.elements ? sumAbs / double(c.elements) : 0;
+    c.normRelError = c.maxAbsError == 0 ? 0 : (peak > 0 ? c.maxAbsError / peak : HUGE_VAL);
+    const double meanSquare = c.elements ? sumSquares / double(c.elements) : 0;
+    c.psnr = meanSquare == 0 ? HUGE_VAL : 10 * std::log10(peak * peak / meanSquare);
+    return c;
+}
+
+Signal asSignal(const std::vector<float>& samples)
+{
+    Signal s(1, samples.size(), 1.0);
+    s.data = samples;
+    return s;
+}
+
+} // namespace
+
+QString toString(Op op)
+{
+    switch (op) {
+    case Op::Conv2D: return QStringLiteral("conv2d");
+    case Op::Conv1D: return QStringLiteral("conv1d");
+    case Op::Histogram: return QStringLiteral("histogram");
+    case Op::Transpose: return QStringLiteral("transpose");
+    }
+    return {};
+}
+
+std::vector<Op> allOps() { return {Op::Conv2D, Op::Conv1D, Op::Histogram, Op::Transpose}; }
+
+QStringList gpuVariants(Op op)
+{
+    QStringList names;
+    for (const std::string& v : gpu::variants(toString(op).toStdString())) names << QString::fromStdString(v);
+    return names;
+}
+
+Op parseOp(const QString& name)
+{
+    for (Op op : allOps())
+        if (toString(op) == name) return op;
+    fail("op: '" + name + "' is not one of conv2d, conv1d, histogram, transpose");
+}
+
+QString toString(Backend b)
+{
+    switch (b) {
+    case Backend::CpuReference: return QStringLiteral("cpu-ref");
+    case Backend::CpuOpenCV: return QStringLiteral("cpu-opencv");
+    case Backend::Gpu: return QStringLiteral("gpu");
+    }
+    return {};
+}
+
+Backend parseBackend(const QString& name)
+{
+    for (Backend b : {Backend::CpuReference, Backend::CpuOpenCV, Backend::Gpu})
+        if (toString(b) == name) return b;
+    fail("backends: '" + name + "' is not one of cpu-ref, cpu-opencv, gpu");
+}
+
+std::vector<Backend> parseBackends(const QString& commaList)
+{
+    std::vector<Backend> backends;
+    for (const QString& name : commaList.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const Backend b = parseBackend(name.trimmed());
+        if (contains(backends, b)) fail("backends: '" + name.trimmed() + "' is listed twice");
+        backends.push_back(b);
+    }
+    if (backends.empty()) fail("backends: '" + commaList + "' names no backend (use cpu-ref, cpu-opencv, gpu)");
+    return backends;
+}
+
+const BackendResult* RunResult::find(Backend b) const
+{
+    for (const BackendResult& r : results)
+        if (r.backend == b) return &r;
+    return nullptr;
+}
+
+gpu::Engine* sharedEngine(QString* reasonIfNone)
+{
+    static std::mutex mutex;
+    // Never destroyed: at exit the CUDA runtime may already be unloading (its frees would
+    // then fail noisily), and the driver releases everything with the process anyway.
+    static gpu::Engine* engine = nullptr;
+    static bool attempted = false;
+    static QString failure;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!attempted) {
+        attempted = true;
+        const gpu::GpuStatus status = gpu::gpuStatus();
+        if (!status.available) {
+            failure = noGpuMessage(QString::fromStdString(status.reason));
+        } else {
+            try {
+                engine = new gpu::Engine();
+            } catch (const std::exception& e) {
+                failure = noGpuMessage(QString::fromUtf8(e.what()));
+            }
+        }
+    }
+    if (!engine && reasonIfNone) *reasonIfNone = failure;
+    return engine;
+}
+
+RunResult execute(const RunRequest& request, const RunControl& control)
+{
+    validateRequest(request);
+    RunResult result;
+    result.request = request;
+    result.date = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
+    result.cpuThreads = cpuThreadCount();
+    result.gpuStatus = gpu::gpuStatus();
+
+    const bool wantsGpu = contains(request.backends, Backend::Gpu);
+    QString noEngineReason;
+    gpu::Engine* engine = wantsGpu ? sharedEngine(&noEngineReason) : nullptr;
+    if (engine) result.device = engine->device();
+    const bool measureBandwidth = engine && request.measureCopyBandwidth;
+
+    const double steps = double(request.backends.size()) + (measureBandwidth ? 1 : 0);
+    int step = 0;
+    auto announce = [&](const QString& what) {
+        throwIfCancelled(control);
+        if (control.progress) control.progress(step / steps, what);
+        ++step;
+    };
+
+    if (measureBandwidth) {
+        announce(QStringLiteral("measuring device copy bandwidth"));
+        try {
+            result.copyBandwidthGBs = engine->measureCopyBandwidthGBs();
+        } catch (const std::exception&) {
+            result.copyBandwidthGBs = 0;  // reported as not measured; the run itself may still fit
+        }
+    }
+
+    for (Backend backend : request.backends) {
+        announce(describeStep(request, backend));
+        BackendResult out;
+        out.backend = backend;
+        if (backend == Backend::Gpu) {
+            if (!engine) out.error = noEngineReason;
+            else recordFailure(out, [&] { runGpu(request, *engine, out); });
+        } else {
+            recordFailure(out, [&] { runCpu(request, control, out); });
+        }
+        result.results.push_back(std::move(out));
+        if (control.backendFinished) control.backendFinished(result.results.back());
+    }
+    throwIfCancelled(control);
+
+    const auto reference = std::find_if(result.results.begin(), result.results.end(),
+                                        [](const BackendResult& r) { return isCpu(r.backend) && r.ok(); });
+    if (reference != result.results.end()) {
+        result.comparisonReference = reference->backend;
+        for (const BackendResult& r : result.results) {
+            if (&r == &*reference) continue;
+            if (const std::optional<Comparison> c = compareResults(r, *reference)) result.comparisons.emplace_back(r.backend, *c);
+        }
+    }
+    if (control.progress) control.progress(1.0, QStringLiteral("done"));
+    return result;
+}
+
+std::optional<Comparison> compareResults(const BackendResult& actual, const BackendResult& reference)
+{
+    if (!actual.ok() || !reference.ok()) return std::nullopt;
+    if (actual.histogram && reference.histogram) return compareHistograms(*actual.histogram, *reference.histogram);
+    if (!actual.image.empty() && !reference.image.empty()) return compare(actual.image, reference.image);
+    if (!actual.signal.empty() && !reference.signal.empty()) return compare(actual.signal, reference.signal);
+    if (!actual.interleaved.empty() && !reference.interleaved.empty())
+        return compare(asSignal(actual.interleaved), asSignal(reference.interleaved));
+    return std::nullopt;
+}
+
+QString disagreement(const RunRequest& request, const Comparison& c)
+{
+    if (!c.shapeMatches) return QStringLiteral("the outputs differ in size, type or layout");
+    const QString counts = QStringLiteral("%1 of %2 elements differ, max |diff| %3")
+                               .arg(c.differing)
+                               .arg(c.elements)
+                               .arg(c.maxAbsError, 0, 'g', 6);
+    const bool exact = request.op == Op::Histogram || request.op == Op::Transpose;
+    if (exact) return c.differing == 0 ? QString() : counts + QStringLiteral(" (must be identical)");
+    const bool integerOutput = request.op == Op::Conv2D && conv2dOutputDepth(request.image, request.conv2d) != CV_32F;
+    if (integerOutput) {
+        // Only rounding ties may differ, by 1, and they are rare (the tests' rule).
+        const uint64_t allowedTies = 1 + c.elements / 1000;
+        if (c.maxAbsError <= 1 && c.differing <= allowedTies) return {};
+        return counts + QStringLiteral(" (allowed: |diff| <= 1 at rounding ties, at most %1 elements)").arg(allowedTies);
+    }
+    // Each backend is within 1e-5 x max|exact| of the exact result (the tests' rule), so two may differ by twice that.
+    constexpr double floatTolerance = 2e-5;
+    if (c.normRelError <= floatTolerance) return {};
+    return counts + QStringLiteral(", %1 of the largest |reference| (allowed %2)")
+                        .arg(c.normRelError, 0, 'g', 3)
+                        .arg(floatTolerance);
+}
+
+} // namespace kl::app

@@ -1,0 +1,128 @@
+#pragma once
+// One run of an operation on the chosen backends — what both the GUI and the CLI
+// do — and its report (the JSON/CSV schema both write). Qt Core only; no widgets.
+#include "kernellab/conv1d.hpp"
+#include "kernellab/conv2d.hpp"
+#include "kernellab/gpu/engine.hpp"
+#include "kernellab/histogram.hpp"
+#include "kernellab/metrics.hpp"
+#include "kernellab/signal.hpp"
+#include "kernellab/timing.hpp"
+
+#include <opencv2/core/mat.hpp>
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kl::app {
+
+enum class Op { Conv2D, Conv1D, Histogram, Transpose };
+QString toString(Op op);            // "conv2d", "conv1d", "histogram", "transpose"
+Op parseOp(const QString& name);    // throws kl::InvalidArgument
+std::vector<Op> allOps();
+/// The GPU variants of an op ("auto" excluded), as the engine names them.
+QStringList gpuVariants(Op op);
+
+enum class Backend { CpuReference, CpuOpenCV, Gpu };
+QString toString(Backend b);        // "cpu-ref", "cpu-opencv", "gpu"
+Backend parseBackend(const QString& name);
+/// "cpu-ref,cpu-opencv,gpu" -> list (throws kl::InvalidArgument naming the bad entry).
+std::vector<Backend> parseBackends(const QString& commaList);
+
+/// Everything one run needs. Exactly one of image/signal is the input (conv1d uses
+/// the signal; conv2d/histogram/transpose the image; transpose of a signal converts planar -> interleaved).
+struct RunRequest {
+    Op op = Op::Conv2D;
+    cv::Mat image;
+    Signal signal;
+    QString inputName;                 ///< file path or "generated: ..." for the report
+    Conv2DSpec conv2d;
+    Conv1DSpec conv1d;
+    HistogramSpec histogram;
+    QJsonObject opParameters;          ///< preset name and parameters, as given (recorded in the report)
+    std::vector<Backend> backends = {Backend::CpuReference, Backend::CpuOpenCV, Backend::Gpu};
+    gpu::RunOptions gpu;
+    int cpuRepetitions = 3;
+    int cpuWarmup = 1;
+    bool measureCopyBandwidth = true;  ///< measure device-to-device copy GB/s in the same run (for "% of copy")
+};
+
+/// One backend's outcome. `error` set (and no output) when it failed or was unavailable.
+struct BackendResult {
+    Backend backend = Backend::CpuReference;
+    QString error;
+    TimingStats time;                      ///< CPU backends: wall time; GPU: see `gpu`
+    cv::Mat image;                         ///< conv2d / transpose output
+    Signal signal;                         ///< conv1d output
+    std::vector<float> interleaved;        ///< transpose of a signal
+    std::optional<HistogramResult> histogram;
+    std::optional<gpu::GpuReport> gpu;     ///< GPU timings, timeline, bytes
+    [[nodiscard]] bool ok() const { return error.isEmpty(); }
+};
+
+struct RunResult {
+    RunRequest request;                     ///< as run (input data kept for the views)
+    std::vector<BackendResult> results;     ///< in request.backends order
+    /// Each non-reference backend compared with the first successful CPU backend (absent if none).
+    std::vector<std::pair<Backend, Comparison>> comparisons;
+    std::optional<Backend> comparisonReference;  ///< the backend the comparisons are against
+    gpu::GpuStatus gpuStatus;
+    std::optional<gpu::DeviceInfo> device;
+    double copyBandwidthGBs = 0;            ///< device-to-device, read+write, measured in this run (0 if not)
+    int cpuThreads = 0;
+    QString date;                           ///< ISO 8601 UTC
+    [[nodiscard]] const BackendResult* find(Backend b) const;
+};
+
+/// Progress (0..1) and a cancellation flag checked between backends and repetitions.
+struct RunControl {
+    std::function<void(double fraction, const QString& what)> progress;
+    const std::atomic<bool>* cancel = nullptr;
+    /// Called as each backend finishes (ok or not), so a caller can show what finished before a cancel.
+    std::function<void(const BackendResult& result)> backendFinished;
+};
+
+/// Runs the request on each backend in order. Never throws for a backend's failure (it is
+/// recorded in that BackendResult); throws kl::InvalidArgument for an invalid request
+/// (validated up front) and kl::Cancelled... when cancelled.
+RunResult execute(const RunRequest& request, const RunControl& control = {});
+
+/// Thrown by execute() when RunControl::cancel becomes true.
+struct Cancelled : std::exception {
+    const char* what() const noexcept override { return "cancelled"; }
+};
+
+/// `actual`'s output compared with `reference`'s (histograms: every count, out-of-range and
+/// NaN count as one element); nullopt when either has no output.
+std::optional<Comparison> compareResults(const BackendResult& actual, const BackendResult& reference);
+/// Empty when a comparison is within what the semantics allow between two correct backends
+/// (integer outputs: |diff| <= 1 at rounding ties, in at most 1 + 0.1% of the elements;
+/// f32: max|diff| <= 2e-5 x max|reference|; histogram and transpose: identical);
+/// otherwise what differs, for a loud failure.
+QString disagreement(const RunRequest& request, const Comparison& comparison);
+
+/// The report schema shared by GUI and CLI (documented in docs/report-format.md).
+QJsonObject toJson(const RunResult& result);
+/// One row per backend: backend, variant, median/min/max ms, stages, GB/s, % of copy, errors.
+QString toCsv(const RunResult& result);
+/// Building blocks of the report, also used by the CLI's info and bench output.
+QJsonObject toJson(const TimingStats& stats);    ///< {median, min, max, repetitions}
+QJsonObject toJson(const Comparison& comparison);
+QJsonObject toJson(const gpu::DeviceInfo& device);
+/// A GPU run's stages, bytes, rates and timeline; % of copy bandwidth when copyBandwidthGBs > 0.
+QJsonObject toJson(const gpu::GpuReport& report, double copyBandwidthGBs);
+/// Versions of Qt, OpenCV, CUDA runtime/driver, cuFFT, and the CPU model/thread count.
+QJsonObject environmentJson();
+
+/// The shared GPU engine, created on first use; nullptr when there is no usable GPU, with
+/// `reasonIfNone` set to "no CUDA device: <reason>".
+gpu::Engine* sharedEngine(QString* reasonIfNone = nullptr);
+
+} // namespace kl::app

@@ -1,0 +1,523 @@
+// kernellab-cli end to end, without a GPU: argument errors and their exit codes, `run` on
+// the sample files for every op (the output file read back against core's functions, the
+// report's schema), bench --quick on the CPU backends, sweep, info, and Ctrl-C.
+#include "kernellab/conv1d.hpp"
+#include "kernellab/conv2d.hpp"
+#include "kernellab/histogram.hpp"
+#include "kernellab/image_io.hpp"
+#include "kernellab/signal_io.hpp"
+#include "kernellab/timing.hpp"
+#include "kernellab/transpose.hpp"
+#include "cli_runner.hpp"
+#include "test_support.hpp"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QThread>
+#include <QtTest>
+
+#include <signal.h>
+
+#include <cstring>
+
+namespace {
+
+using kltest::CliRun;
+using kltest::describe;
+using kltest::readJson;
+using kltest::runCli;
+
+QString sample(const char* name) { return QString::fromStdString(kltest::samplePath(name)); }
+
+/// The GPU status as the CLI sees it (the tests do not link the CUDA engine).
+QJsonObject gpuStatus()
+{
+    static const QJsonObject status = [] {
+        const CliRun run = runCli({QStringLiteral("info"), QStringLiteral("--json")});
+        return QJsonDocument::fromJson(run.out.toUtf8()).object()[QStringLiteral("gpu_status")].toObject();
+    }();
+    return status;
+}
+
+bool sameMat(const cv::Mat& a, const cv::Mat& b)
+{
+    if (a.size() != b.size() || a.type() != b.type()) return false;
+    const size_t rowBytes = size_t(a.cols) * a.elemSize();
+    for (int y = 0; y < a.rows; ++y)
+        if (std::memcmp(a.ptr(y), b.ptr(y), rowBytes) != 0) return false;
+    return true;
+}
+
+/// Counts per label from the CLI's histogram CSV (comment lines skipped).
+std::vector<std::vector<uint64_t>> readHistogramCsv(const QString& path, QStringList* labels)
+{
+    QFile file(path);
+    std::vector<std::vector<uint64_t>> counts;
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) return counts;
+    bool header = true;
+    while (!file.atEnd()) {
+        const QString line = QString::fromUtf8(file.readLine()).trimmed();
+        if (line.isEmpty() || line.startsWith(QLatin1Char('#'))) continue;
+        const QStringList fields = line.split(QLatin1Char(','));
+        if (header) {
+            *labels = fields.mid(3);
+            counts.resize(size_t(labels->size()));
+            header = false;
+            continue;
+        }
+        for (int i = 3; i < fields.size(); ++i) counts[size_t(i - 3)].push_back(fields[i].toULongLong());
+    }
+    return counts;
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+    QString dir_;
+
+    /// Runs `run` with CPU backends, a report and an output in a fresh directory; checks exit 0.
+    CliRun runOp(const QStringList& arguments, const QString& output)
+    {
+        dir_ = QString::fromStdString(kltest::tempDir());
+        QStringList all = {QStringLiteral("run"), QStringLiteral("--backends"), QStringLiteral("cpu-ref,cpu-opencv"),
+                           QStringLiteral("--repetitions"), QStringLiteral("1"), QStringLiteral("--warmup"),
+                           QStringLiteral("0"), QStringLiteral("--report"), dir_ + QStringLiteral("/report.json"),
+                           QStringLiteral("--csv"), dir_ + QStringLiteral("/report.csv"), QStringLiteral("--output"),
+                           dir_ + QLatin1Char('/') + output};
+        all << arguments;
+        return runCli(all, dir_);
+    }
+
+    /// The report's schema fields for a run of `op` on both CPU backends.
+    void checkReport(const QString& op)
+    {
+        const QJsonObject report = readJson(dir_ + QStringLiteral("/report.json"));
+        QCOMPARE(report[QStringLiteral("schema")].toString(), QStringLiteral("kernellab-report"));
+        QCOMPARE(report[QStringLiteral("schema_version")].toInt(), 1);
+        QVERIFY(!report[QStringLiteral("date")].toString().isEmpty());
+        const QJsonObject input = report[QStringLiteral("input")].toObject();
+        QVERIFY(input.contains(QStringLiteral("name")) && input.contains(QStringLiteral("kind")));
+        QVERIFY(input.contains(QStringLiteral("channels")));
+        const QJsonObject opJson = report[QStringLiteral("op")].toObject();
+        QCOMPARE(opJson[QStringLiteral("name")].toString(), op);
+        QVERIFY(opJson[QStringLiteral("parameters")].isObject());
+        QVERIFY(opJson[QStringLiteral("spec")].isObject());
+        const QJsonObject options = report[QStringLiteral("options")].toObject();
+        QCOMPARE(options[QStringLiteral("backends")].toArray().size(), 2);
+        for (const char* key : {"variant", "memory", "streams", "repetitions", "warmup", "timing"})
+            QVERIFY2(options[QStringLiteral("gpu")].toObject().contains(QLatin1String(key)), key);
+        const QJsonArray results = report[QStringLiteral("results")].toArray();
+        QCOMPARE(results.size(), 2);
+        for (const QJsonValue& r : results) {
+            const QJsonObject result = r.toObject();
+            QVERIFY2(result[QStringLiteral("ok")].toBool(), qPrintable(result[QStringLiteral("error")].toString()));
+            QVERIFY(result[QStringLiteral("time_ms")].toObject()[QStringLiteral("median")].toDouble() > 0);
+        }
+        QCOMPARE(report[QStringLiteral("comparison_reference")].toString(), QStringLiteral("cpu-ref"));
+        const QJsonObject versusReference =
+            report[QStringLiteral("comparisons")].toObject()[QStringLiteral("cpu-opencv")].toObject();
+        QVERIFY(versusReference[QStringLiteral("agrees")].toBool());
+        for (const char* key : {"max_abs", "mean_abs", "max_rel", "psnr", "differing", "elements"})
+            QVERIFY2(versusReference.contains(QLatin1String(key)), key);
+        QVERIFY(report[QStringLiteral("speedups")].isObject());
+        QVERIFY(report[QStringLiteral("gpu_status")].toObject().contains(QStringLiteral("available")));
+        QVERIFY(report[QStringLiteral("cpu_threads")].toInt() >= 1);
+        const QJsonObject environment = report[QStringLiteral("environment")].toObject();
+        for (const char* key : {"qt", "opencv", "cuda_runtime", "cuda_driver", "cufft", "cpu_model", "cpu_threads"})
+            QVERIFY2(environment.contains(QLatin1String(key)), key);
+
+        QFile csv(dir_ + QStringLiteral("/report.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 3);  // header + one row per backend
+        QVERIFY(lines[0].startsWith(QStringLiteral("op,input,backend,ok")));
+    }
+
+    QString outputPath(const QString& name) const { return dir_ + QLatin1Char('/') + name; }
+
+private slots:
+    // ---- argument errors -----------------------------------------------------------
+
+    void noCommandIsBadArguments()
+    {
+        const CliRun run = runCli({});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY(run.err.contains(QStringLiteral("Usage")));
+    }
+
+    void unknownCommandIsBadArguments()
+    {
+        const CliRun run = runCli({QStringLiteral("frobnicate")});
+        QVERIFY2(run.exitCode == 2, describe(run));
+        QVERIFY(run.err.contains(QStringLiteral("unknown command 'frobnicate'")));
+    }
+
+    void badArgumentsExitTwoWithTheReason_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("reason");
+        const QString camera = sample("camera.png");
+        QTest::newRow("unknown op") << QStringList{"run", "--op", "conv9d", "--input", camera} << "op: 'conv9d' is not one of";
+        QTest::newRow("even size") << QStringList{"run", "--op", "conv2d", "--size", "4", "--input", camera} << "must be odd";
+        QTest::newRow("bad size") << QStringList{"run", "--op", "conv2d", "--size", "5y", "--input", camera}
+                                  << "size: '5y' is not W or WxH";
+        QTest::newRow("missing input") << QStringList{"run", "--op", "conv2d", "--input", "/nonexistent/in.png"}
+                                       << "cannot read '/nonexistent/in.png'";
+        QTest::newRow("no input") << QStringList{"run", "--op", "conv2d"} << "give either an input file";
+        QTest::newRow("unknown option") << QStringList{"run", "--frobnicate", "--input", camera} << "frobnicate";
+        QTest::newRow("stray argument") << QStringList{"run", "camera.png"} << "unexpected argument";
+        QTest::newRow("unknown backend") << QStringList{"run", "--backends", "cpu,gpu", "--input", camera}
+                                         << "backends: 'cpu' is not one of";
+        QTest::newRow("option of another op") << QStringList{"run", "--op", "conv2d", "--bins", "8", "--input", camera}
+                                              << "bins: does not apply to conv2d";
+        QTest::newRow("image for conv1d") << QStringList{"run", "--op", "conv1d", "--backends", "cpu-ref", "--input", camera}
+                                          << "conv1d: needs a signal input";
+        QTest::newRow("npy without rate")
+            << QStringList{"run", "--op", "conv1d", "--input", sample("ecg_mitbih208_360hz.npy")} << "pass --rate";
+        QTest::newRow("bad preset") << QStringList{"run", "--op", "conv2d", "--preset", "blurry", "--input", camera}
+                                    << "preset:";
+        QTest::newRow("bad generate") << QStringList{"run", "--generate", "image:12:u8"} << "is not <W>x<H>";
+        QTest::newRow("bad output extension")
+            << QStringList{"run", "--op", "histogram", "--backends", "cpu-ref", "--input", camera, "--output", "h.png"}
+            << "needs one of .csv";
+        QTest::newRow("custom without kernel") << QStringList{"run", "--preset", "custom", "--input", camera}
+                                               << "custom needs a kernel file";
+        QTest::newRow("bad variant") << QStringList{"run", "--backends", "cpu-ref", "--variant", "warp", "--input", camera}
+                                     << "variant: 'warp'";
+        QTest::newRow("bad streams") << QStringList{"run", "--backends", "cpu-ref", "--streams", "0", "--input", camera}
+                                     << "streams: 0";
+        QTest::newRow("bench bad size") << QStringList{"bench", "--quick", "--sizes", "big"} << "--sizes: 'big'";
+        QTest::newRow("sweep bad range") << QStringList{"sweep", "--from", "12", "--to", "10"} << "need from <= to";
+    }
+
+    void badArgumentsExitTwoWithTheReason()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, reason);
+        const CliRun run = runCli(arguments, QString::fromStdString(kltest::tempDir()));
+        QVERIFY2(run.exitCode == 2, describe(run));
+        QVERIFY2(run.err.contains(reason), describe(run));
+    }
+
+    void gpuRequestedWithoutDeviceExitsThree()
+    {
+        if (gpuStatus()[QStringLiteral("available")].toBool()) QSKIP("a GPU is present: the no-device path cannot occur");
+        const CliRun run = runCli({QStringLiteral("run"), QStringLiteral("--backends"), QStringLiteral("cpu-ref,gpu"),
+                                   QStringLiteral("--input"), sample("camera.png")});
+        QVERIFY2(run.exitCode == 3, describe(run));
+        QVERIFY2(run.err.contains(QStringLiteral("no CUDA device: ")), describe(run));
+        for (const char* command : {"bench", "sweep"}) {
+            const CliRun required = runCli({QLatin1String(command), QStringLiteral("--require-gpu")});
+            QVERIFY2(required.exitCode == 3, describe(required));
+            QVERIFY2(required.err.contains(QStringLiteral("no CUDA device: ")), describe(required));
+        }
+    }
+
+    void defaultBackendsReportTheMissingGpu()
+    {
+        if (gpuStatus()[QStringLiteral("available")].toBool()) QSKIP("a GPU is present: the no-device path cannot occur");
+        dir_ = QString::fromStdString(kltest::tempDir());
+        const CliRun run = runCli({QStringLiteral("run"), QStringLiteral("--input"), sample("camera.png"),
+                                   QStringLiteral("--repetitions"), QStringLiteral("1"), QStringLiteral("--report"),
+                                   outputPath(QStringLiteral("report.json"))});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonArray results = readJson(outputPath(QStringLiteral("report.json")))[QStringLiteral("results")].toArray();
+        QCOMPARE(results.size(), 3);
+        const QJsonObject gpu = results[2].toObject();
+        QCOMPARE(gpu[QStringLiteral("backend")].toString(), QStringLiteral("gpu"));
+        QVERIFY(!gpu[QStringLiteral("ok")].toBool());
+        QVERIFY(gpu[QStringLiteral("error")].toString().startsWith(QStringLiteral("no CUDA device: ")));
+    }
+
+    // ---- run on the sample files ------------------------------------------------------
+
+    void conv2dGaussianCamera()
+    {
+        const CliRun run = runOp({"--op", "conv2d", "--preset", "gaussian", "--size", "5", "--input", sample("camera.png")},
+                                 QStringLiteral("out.png"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const cv::Mat input = kl::loadImage(sample("camera.png").toStdString());
+        kl::Conv2DSpec spec;
+        spec.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, {});
+        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), kl::conv2dReference(input, spec)));
+        checkReport(QStringLiteral("conv2d"));
+    }
+
+    void conv2dSobelAstronautFloat()
+    {
+        const CliRun run = runOp({"--op", "conv2d", "--preset", "sobel-x", "--border", "replicate", "--input",
+                                  sample("astronaut.png")},
+                                 QStringLiteral("out.tif"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        kl::Conv2DSpec spec;
+        spec.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::SobelX, {});
+        spec.border = kl::BorderMode::Replicate;
+        spec.floatOutput = true;  // the preset's natural result is signed
+        const cv::Mat want = kl::conv2dReference(kl::loadImage(sample("astronaut.png").toStdString()), spec);
+        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.tif")).toStdString()), want));
+        checkReport(QStringLiteral("conv2d"));
+    }
+
+    void conv2dCustomKernelOnU16()
+    {
+        dir_ = QString::fromStdString(kltest::tempDir());
+        QFile kernelFile(dir_ + QStringLiteral("/kernel.txt"));
+        QVERIFY(kernelFile.open(QIODevice::WriteOnly | QIODevice::Text));
+        kernelFile.write("# a 3x5 blur\n1, 2, 3, 2, 1\n2 4 6 4 2\n1;2;3;2;1\n");
+        kernelFile.close();
+        const QString kernelPath = kernelFile.fileName();
+        const CliRun run = runOp({"--op", "conv2d", "--kernel", kernelPath, "--normalize", "--border", "constant",
+                                  "--border-value", "1000", "--input", sample("chessboard_GRAY_U16.tif")},
+                                 QStringLiteral("out.png"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        kl::Conv2DPresetParams params;
+        params.custom = (cv::Mat_<float>(3, 5) << 1, 2, 3, 2, 1, 2, 4, 6, 4, 2, 1, 2, 3, 2, 1);
+        params.normalize = true;
+        kl::Conv2DSpec spec;
+        spec.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Custom, params);
+        spec.border = kl::BorderMode::Constant;
+        spec.borderValue = 1000;
+        const cv::Mat want = kl::conv2dReference(kl::loadImage(sample("chessboard_GRAY_U16.tif").toStdString()), spec);
+        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
+        checkReport(QStringLiteral("conv2d"));
+    }
+
+    void conv1dLowPassEcg()
+    {
+        const CliRun run = runOp({"--op", "conv1d", "--preset", "low-pass", "--cutoff", "40", "--taps", "101", "--input",
+                                  sample("ecg_mitbih208_360hz.npy"), "--rate", "360"},
+                                 QStringLiteral("out.npy"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        kl::SignalLoadOptions rate;
+        rate.sampleRate = 360;
+        const kl::Signal input = kl::loadSignal(sample("ecg_mitbih208_360hz.npy").toStdString(), rate);
+        kl::Conv1DPresetParams params;
+        params.taps = 101;
+        params.lowHz = 40;
+        params.sampleRate = 360;
+        kl::Conv1DSpec spec;
+        spec.taps = kl::makeConv1DKernel(kl::Conv1DPreset::LowPass, params);
+        const kl::Signal want = kl::conv1dReference(input, spec);
+        const kl::Signal got = kl::loadSignal(outputPath(QStringLiteral("out.npy")).toStdString(), rate);
+        QCOMPARE(got.frames, want.frames);
+        QVERIFY(got.data == want.data);
+        checkReport(QStringLiteral("conv1d"));
+        const QJsonObject input_ = readJson(outputPath(QStringLiteral("report.json")))[QStringLiteral("input")].toObject();
+        QCOMPARE(input_[QStringLiteral("sample_rate")].toDouble(), 360.0);
+        QCOMPARE(input_[QStringLiteral("frames")].toInt(), 108000);
+    }
+
+    void conv1dCustomTapsSpeech()
+    {
+        dir_ = QString::fromStdString(kltest::tempDir());
+        kl::Signal taps(1, 5, 1.0);
+        taps.data = {0.1f, 0.2f, 0.4f, 0.2f, 0.1f};
+        const QString tapsPath = dir_ + QStringLiteral("/taps.npy");
+        kl::saveSignal(tapsPath.toStdString(), taps);
+        const CliRun run = runOp({"--op", "conv1d", "--kernel", tapsPath, "--mode", "full", "--input", sample("speech_22k.wav")},
+                                 QStringLiteral("out.wav"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        kl::Conv1DSpec spec;
+        spec.taps = taps.data;
+        spec.mode = kl::Conv1DMode::Full;
+        const kl::Signal want = kl::conv1dReference(kl::loadSignal(sample("speech_22k.wav").toStdString()), spec);
+        const kl::Signal got = kl::loadSignal(outputPath(QStringLiteral("out.wav")).toStdString());
+        QCOMPARE(got.frames, want.frames);
+        QCOMPARE(got.sampleRate, 22050.0);
+        QVERIFY(got.data == want.data);
+        checkReport(QStringLiteral("conv1d"));
+    }
+
+    void histogramAstronaut()
+    {
+        const CliRun run = runOp({"--op", "histogram", "--input", sample("astronaut.png")}, QStringLiteral("hist.csv"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const kl::HistogramResult want = kl::histogramReference(kl::loadImage(sample("astronaut.png").toStdString()), {});
+        QStringList labels;
+        const auto counts = readHistogramCsv(outputPath(QStringLiteral("hist.csv")), &labels);
+        QCOMPARE(labels, (QStringList{"B", "G", "R", "Y"}));
+        QVERIFY(counts == want.counts);
+        checkReport(QStringLiteral("histogram"));
+    }
+
+    void histogramU16BinsAndRange()
+    {
+        const CliRun run = runOp({"--op", "histogram", "--bins", "64", "--range", "1000,60000", "--input",
+                                  sample("chessboard_GRAY_U16.tif")},
+                                 QStringLiteral("hist.csv"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        kl::HistogramSpec spec;
+        spec.bins = 64;
+        spec.lo = 1000;
+        spec.hi = 60000;
+        const kl::HistogramResult want = kl::histogramReference(kl::loadImage(sample("chessboard_GRAY_U16.tif").toStdString()), spec);
+        QStringList labels;
+        QVERIFY(readHistogramCsv(outputPath(QStringLiteral("hist.csv")), &labels) == want.counts);
+        checkReport(QStringLiteral("histogram"));
+        const QJsonObject spec_ =
+            readJson(outputPath(QStringLiteral("report.json")))[QStringLiteral("op")].toObject()[QStringLiteral("spec")].toObject();
+        QCOMPARE(spec_[QStringLiteral("bins")].toInt(), 64);
+        QCOMPARE(spec_[QStringLiteral("range")].toArray().at(1).toDouble(), 60000.0);
+    }
+
+    void transposeCamera()
+    {
+        const CliRun run = runOp({"--op", "transpose", "--input", sample("coffee.png")}, QStringLiteral("out.png"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const cv::Mat want = kl::transposeReference(kl::loadImage(sample("coffee.png").toStdString()));
+        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
+        checkReport(QStringLiteral("transpose"));
+    }
+
+    void transposeStereoSignalInterleaves()
+    {
+        const CliRun run = runOp({"--op", "transpose", "--input", sample("chirp_noise_48k_stereo.wav")}, QStringLiteral("out.npy"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const kl::Signal input = kl::loadSignal(sample("chirp_noise_48k_stereo.wav").toStdString());
+        // A (frames, channels) .npy holds the interleaved samples in file order.
+        QFile npy(outputPath(QStringLiteral("out.npy")));
+        QVERIFY(npy.open(QIODevice::ReadOnly));
+        const QByteArray bytes = npy.readAll();
+        const std::vector<float> want = kl::toInterleaved(input);
+        const qsizetype dataBytes = qsizetype(want.size() * sizeof(float));
+        QVERIFY(bytes.size() > dataBytes);
+        QVERIFY(std::memcmp(bytes.constData() + bytes.size() - dataBytes, want.data(), size_t(dataBytes)) == 0);
+        QVERIFY(bytes.contains("(192000, 2)"));
+        checkReport(QStringLiteral("transpose"));
+    }
+
+    void generatedInputAndJsonOnStdout()
+    {
+        const CliRun run = runCli({"run", "--generate", "image:64x48:u16:3:checker", "--op", "conv2d", "--preset",
+                                   "box", "--size", "3x5", "--backends", "cpu-ref,cpu-opencv", "--json"});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonObject report = QJsonDocument::fromJson(run.out.toUtf8()).object();
+        const QJsonObject input = report[QStringLiteral("input")].toObject();
+        QCOMPARE(input[QStringLiteral("name")].toString(), QStringLiteral("generated: image:64x48:u16:3:checker"));
+        QCOMPARE(input[QStringLiteral("width")].toInt(), 64);
+        QCOMPARE(input[QStringLiteral("depth")].toString(), QStringLiteral("u16"));
+        const QJsonObject spec = report[QStringLiteral("op")].toObject()[QStringLiteral("spec")].toObject();
+        QCOMPARE(spec[QStringLiteral("kernel_width")].toInt(), 3);
+        QCOMPARE(spec[QStringLiteral("kernel_height")].toInt(), 5);
+    }
+
+    void everyGeneratePattern_data()
+    {
+        QTest::addColumn<QString>("spec");
+        QTest::addColumn<int>("elements");
+        QTest::newRow("noise u8") << "image:17x9:u8:1:noise" << 17 * 9;
+        QTest::newRow("gradient u16") << "image:17x9:u16:3:gradient" << 17 * 9 * 3;
+        QTest::newRow("checker f32") << "image:17x9:f32:4:checker" << 17 * 9 * 4;
+        QTest::newRow("constant") << "image:5x5:u8:1:constant" << 25;
+        QTest::newRow("defaults") << "image:5x3" << 15;
+        QTest::newRow("noise signal") << "signal:1000:2:8000:noise" << 2000;
+        QTest::newRow("chirp") << "signal:1K:1:48000:chirp" << 1024;
+        QTest::newRow("sines") << "signal:100:3:1000:sines" << 300;
+    }
+
+    void everyGeneratePattern()
+    {
+        QFETCH(QString, spec);
+        QFETCH(int, elements);
+        const CliRun run = runCli({"run", "--generate", spec, "--op", "transpose", "--backends", "cpu-ref,cpu-opencv", "--json"});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonObject report = QJsonDocument::fromJson(run.out.toUtf8()).object();
+        const QJsonObject comparison = report[QStringLiteral("comparisons")].toObject()[QStringLiteral("cpu-opencv")].toObject();
+        QVERIFY(comparison[QStringLiteral("agrees")].toBool());
+        QCOMPARE(comparison[QStringLiteral("elements")].toInt(), elements);
+    }
+
+    void outputBackendChoosesWhoseOutput()
+    {
+        const CliRun run = runOp({"--op", "conv2d", "--preset", "sharpen", "--output-backend", "cpu-opencv", "--input",
+                                  sample("camera.png")},
+                                 QStringLiteral("out.png"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        kl::Conv2DSpec spec;
+        spec.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen, {});
+        const cv::Mat want = kl::conv2dOpenCV(kl::loadImage(sample("camera.png").toStdString()), spec);
+        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
+    }
+
+    // ---- info, bench, sweep, Ctrl-C ---------------------------------------------------------
+
+    void infoPrintsCpuThreads()
+    {
+        const CliRun run = runCli({QStringLiteral("info")});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("CPU threads: (\\d+)")).match(run.out);
+        QVERIFY2(m.hasMatch(), describe(run));
+        QCOMPARE(m.captured(1).toInt(), kl::cpuThreadCount());
+        QVERIFY(run.out.contains(QStringLiteral("OpenCV")));
+        if (!gpuStatus()[QStringLiteral("available")].toBool())
+            QVERIFY2(run.out.contains(QStringLiteral("no CUDA device: ")), describe(run));
+    }
+
+    void benchQuickOnCpuWritesThreeFiles()
+    {
+        const QString out = QString::fromStdString(kltest::tempDir());
+        const CliRun run = runCli({"bench", "--quick", "--backends", "cpu-ref,cpu-opencv", "--out-dir", out});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonObject json = readJson(out + QStringLiteral("/kernellab-bench.json"));
+        QCOMPARE(json[QStringLiteral("schema")].toString(), QStringLiteral("kernellab-bench"));
+        const QJsonArray rows = json[QStringLiteral("rows")].toArray();
+        // (conv2d, histogram, transpose) x (u8, f32) + conv1d, each on both CPU backends.
+        QCOMPARE(rows.size(), (3 * 2 + 1) * 2);
+        for (const QJsonValue& row : rows) {
+            QVERIFY2(row.toObject()[QStringLiteral("ok")].toBool(), qPrintable(row.toObject()[QStringLiteral("error")].toString()));
+            QVERIFY(row.toObject()[QStringLiteral("end_to_end_ms")].toObject()[QStringLiteral("median")].toDouble() > 0);
+        }
+        QCOMPARE(json[QStringLiteral("gpu_status")].toObject()[QStringLiteral("available")].toBool(), false);
+
+        QFile csv(out + QStringLiteral("/kernellab-bench.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        QCOMPARE(QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n')).size(), 1 + rows.size());
+        QFile markdown(out + QStringLiteral("/kernellab-bench.md"));
+        QVERIFY(markdown.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QString table = QString::fromUtf8(markdown.readAll());
+        QVERIFY(table.contains(QStringLiteral("| op | backend | variant | size | depth |")));
+        QCOMPARE(int(table.count(QStringLiteral("| conv2d | cpu-"))), 4);
+        QVERIFY(run.out.contains(QStringLiteral("kernel ms")));  // the table on stdout
+    }
+
+    void sweepWritesCsv()
+    {
+        const QString dir = QString::fromStdString(kltest::tempDir());
+        const CliRun run = runCli({"sweep", "--op", "histogram", "--from", "8", "--to", "10", "--csv", dir + "/sweep.csv"});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        QFile csv(dir + QStringLiteral("/sweep.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 4);
+        QVERIFY(lines[1].startsWith(QStringLiteral("8,256,16,16,")));
+    }
+
+    void interruptStopsCleanlyWithExit130()
+    {
+        QProcess process;
+        process.start(QStringLiteral(KL_CLI_PATH),
+                      {"run", "--generate", "image:4096x4096:u8:1:noise", "--op", "conv2d", "--size", "9",
+                       "--backends", "cpu-opencv,cpu-ref", "--repetitions", "20"});
+        QVERIFY(process.waitForStarted());
+        // The first backend's line shows that the handler is installed and work is under way.
+        QVERIFY(process.waitForReadyRead(60000));
+        ::kill(pid_t(process.processId()), SIGINT);
+        QVERIFY(process.waitForFinished(120000));
+        const QString out = QString::fromUtf8(process.readAllStandardOutput());
+        const QString err = QString::fromUtf8(process.readAllStandardError());
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(process.exitCode() == 130, qPrintable(out + err));
+        QVERIFY2(out.contains(QStringLiteral("cpu-opencv")), qPrintable(out));  // what finished was printed
+        QVERIFY2(err.contains(QStringLiteral("cancelled")), qPrintable(err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

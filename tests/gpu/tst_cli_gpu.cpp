@@ -1,0 +1,201 @@
+// kernellab-cli on a GPU machine: `run --backends gpu` for every op and variant end to end
+// (report with GPU stages, bytes, timeline and a comparison that agrees with the CPU),
+// kernel-only timing, pinned memory with several streams, bench --quick with GPU rows,
+// sweep and info. Skipped ("no CUDA device: <reason>") without a GPU.
+//
+#include "kernellab/gpu/engine.hpp"
+#include "cli_runner.hpp"
+#include "test_support.hpp"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+namespace {
+
+using kltest::cliPath;
+using kltest::CliRun;
+using kltest::describe;
+using kltest::readJson;
+using kltest::runCli;
+
+QString sample(const char* name) { return QString::fromStdString(kltest::samplePath(name)); }
+
+QJsonObject backendResult(const QJsonObject& report, const QString& backend)
+{
+    for (const QJsonValue& r : report[QStringLiteral("results")].toArray())
+        if (r.toObject()[QStringLiteral("backend")].toString() == backend) return r.toObject();
+    return {};
+}
+
+double median(const QJsonObject& stages, const char* stage)
+{
+    return stages[QLatin1String(stage)].toObject()[QStringLiteral("median")].toDouble();
+}
+
+/// Inputs and parameters of one op on a sample file.
+QStringList opArguments(const QString& op)
+{
+    if (op == QLatin1String("conv2d"))
+        return {"--op", "conv2d", "--preset", "gaussian", "--size", "7", "--input", sample("astronaut.png")};
+    if (op == QLatin1String("conv1d"))
+        return {"--op", "conv1d", "--preset", "low-pass", "--cutoff", "40", "--taps", "101", "--input",
+                sample("ecg_mitbih208_360hz.npy"), "--rate", "360"};
+    if (op == QLatin1String("histogram")) return {"--op", "histogram", "--input", sample("astronaut.png")};
+    if (op == QLatin1String("transpose-signal")) return {"--op", "transpose", "--input", sample("chirp_noise_48k_stereo.wav")};
+    return {"--op", "transpose", "--input", sample("coffee.png")};
+}
+
+} // namespace
+
+class TestCliGpu : public QObject {
+    Q_OBJECT
+
+    QJsonObject variants_;
+
+    /// `run` on cpu-opencv and gpu with `extra` options; the report, after the common checks.
+    QJsonObject runOnGpu(const QString& op, const QStringList& extra)
+    {
+        const QString report = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/report.json");
+        QStringList arguments = {"run", "--backends", "cpu-opencv,gpu", "--repetitions", "3", "--warmup", "1", "--report", report};
+        arguments << opArguments(op) << extra;
+        const CliRun run = runCli(arguments);
+        if (run.exitCode != 0) qWarning("%s", describe(run).constData());
+        const QJsonObject json = readJson(report);
+        const QJsonObject gpu = backendResult(json, QStringLiteral("gpu"));
+        if (!gpu[QStringLiteral("ok")].toBool()) qWarning("gpu: %s", qPrintable(gpu[QStringLiteral("error")].toString()));
+        const QJsonObject comparison =
+            json[QStringLiteral("comparisons")].toObject()[QStringLiteral("gpu")].toObject();
+        if (!comparison[QStringLiteral("agrees")].toBool())
+            qWarning("gpu vs cpu-opencv: %s", qPrintable(comparison[QStringLiteral("disagreement")].toString()));
+        return run.exitCode == 0 && gpu[QStringLiteral("ok")].toBool() && comparison[QStringLiteral("agrees")].toBool()
+                   ? json
+                   : QJsonObject();
+    }
+
+private slots:
+    void initTestCase()
+    {
+        const kl::gpu::GpuStatus status = kl::gpu::gpuStatus();
+        if (!status.available) QSKIP(qPrintable(QStringLiteral("no CUDA device: ") + QString::fromStdString(status.reason)));
+        QVERIFY2(QFileInfo(cliPath()).isExecutable(), qPrintable("kernellab-cli not found at " + cliPath() +
+                                                                 " (build it, or set KL_CLI_PATH)"));
+        const CliRun info = runCli({"info", "--json"});
+        QVERIFY2(info.exitCode == 0, describe(info));
+        variants_ = QJsonDocument::fromJson(info.out.toUtf8()).object()[QStringLiteral("variants")].toObject();
+    }
+
+    void infoListsTheDevice()
+    {
+        const CliRun run = runCli({"info"});
+        QVERIFY2(run.exitCode == 0 && run.out.contains(QStringLiteral("GPU 0: ")), describe(run));
+        QVERIFY(run.out.contains(QStringLiteral("theoretical memory bandwidth")));
+    }
+
+    void endToEndReportHasStages_data()
+    {
+        QTest::addColumn<QString>("op");
+        for (const char* op : {"conv2d", "conv1d", "histogram", "transpose", "transpose-signal"}) QTest::newRow(op) << op;
+    }
+
+    void endToEndReportHasStages()
+    {
+        QFETCH(QString, op);
+        const QJsonObject report = runOnGpu(op, {});
+        QVERIFY(!report.isEmpty());
+        const QJsonObject gpu = backendResult(report, QStringLiteral("gpu"))[QStringLiteral("gpu")].toObject();
+        const QJsonObject stages = gpu[QStringLiteral("stages_ms")].toObject();
+        for (const char* stage : {"h2d", "kernel", "d2h", "total"}) QVERIFY2(median(stages, stage) > 0, stage);
+        QVERIFY(median(stages, "total") >= median(stages, "kernel"));
+        const QJsonObject bytes = gpu[QStringLiteral("bytes")].toObject();
+        QVERIFY(bytes[QStringLiteral("h2d")].toDouble() > 0 && bytes[QStringLiteral("d2h")].toDouble() > 0);
+        QVERIFY(bytes[QStringLiteral("kernel")].toDouble() > 0);
+        QVERIFY(gpu[QStringLiteral("kernel_gbs")].toDouble() > 0);
+        QVERIFY(gpu[QStringLiteral("copy_bandwidth_pct")].toDouble() > 0);
+        QVERIFY(!gpu[QStringLiteral("variant")].toString().isEmpty() && gpu[QStringLiteral("variant")].toString() != "auto");
+        const QJsonArray timeline = gpu[QStringLiteral("timeline")].toArray();
+        QVERIFY(!timeline.isEmpty());
+        for (const QJsonValue& entry : timeline)
+            QVERIFY(entry.toObject()[QStringLiteral("end_ms")].toDouble() >= entry.toObject()[QStringLiteral("start_ms")].toDouble());
+        QVERIFY(report[QStringLiteral("copy_bandwidth_gbs")].toDouble() > 0);
+        QVERIFY(report[QStringLiteral("device")].isObject());
+        QVERIFY(report[QStringLiteral("speedups")].toObject().contains(QStringLiteral("gpu_end_to_end_vs_cpu-opencv")));
+        QVERIFY(report[QStringLiteral("environment")].toObject()[QStringLiteral("cuda_runtime")].toString() != "unavailable");
+    }
+
+    void pinnedMemoryWithStreams()
+    {
+        const QJsonObject report = runOnGpu(QStringLiteral("conv2d"), {"--memory", "pinned", "--streams", "4"});
+        QVERIFY(!report.isEmpty());
+        const QJsonObject gpu = backendResult(report, QStringLiteral("gpu"))[QStringLiteral("gpu")].toObject();
+        QCOMPARE(gpu[QStringLiteral("memory")].toString(), QStringLiteral("pinned"));
+        QCOMPARE(gpu[QStringLiteral("streams")].toInt(), 4);
+        int highestStream = 0;
+        for (const QJsonValue& entry : gpu[QStringLiteral("timeline")].toArray())
+            highestStream = std::max(highestStream, entry.toObject()[QStringLiteral("stream")].toInt());
+        QVERIFY(highestStream > 0);
+    }
+
+    void kernelOnlyTimesTheKernelAlone()
+    {
+        const QJsonObject report = runOnGpu(QStringLiteral("transpose"), {"--kernel-only"});
+        QVERIFY(!report.isEmpty());
+        QCOMPARE(report[QStringLiteral("options")].toObject()[QStringLiteral("gpu")].toObject()[QStringLiteral("timing")].toString(),
+                 QStringLiteral("kernel-only"));
+        const QJsonObject stages =
+            backendResult(report, QStringLiteral("gpu"))[QStringLiteral("gpu")].toObject()[QStringLiteral("stages_ms")].toObject();
+        QVERIFY(median(stages, "kernel") > 0);
+        QCOMPARE(median(stages, "h2d"), 0.0);
+    }
+
+    void everyVariantAgreesWithTheCpu()
+    {
+        for (const QString& op : {QStringLiteral("conv2d"), QStringLiteral("conv1d"), QStringLiteral("histogram"),
+                                  QStringLiteral("transpose")})
+            for (const QJsonValue& variant : variants_[op].toArray()) {
+                const QJsonObject report = runOnGpu(op, {"--variant", variant.toString()});
+                QVERIFY2(!report.isEmpty(), qPrintable(op + " " + variant.toString()));
+                QCOMPARE(backendResult(report, QStringLiteral("gpu"))[QStringLiteral("gpu")].toObject()[QStringLiteral("variant")].toString(),
+                         variant.toString());
+            }
+    }
+
+    void benchQuickHasGpuRows()
+    {
+        const QString out = QString::fromStdString(kltest::tempDir());
+        const CliRun run = runCli({"bench", "--quick", "--require-gpu", "--out-dir", out});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonObject json = readJson(out + QStringLiteral("/kernellab-bench.json"));
+        QVERIFY(json[QStringLiteral("bandwidth_gbs")].toObject()[QStringLiteral("device_copy")].toDouble() > 0);
+        QVERIFY(json[QStringLiteral("bandwidth_gbs")].toObject()[QStringLiteral("h2d_pinned")].toDouble() > 0);
+        int gpuRows = 0;
+        for (const QJsonValue& value : json[QStringLiteral("rows")].toArray()) {
+            const QJsonObject row = value.toObject();
+            QVERIFY2(row[QStringLiteral("ok")].toBool(), qPrintable(row[QStringLiteral("error")].toString()));
+            if (row[QStringLiteral("backend")].toString() != QLatin1String("gpu")) continue;
+            ++gpuRows;
+            QVERIFY(!row[QStringLiteral("verified_against")].toString().isEmpty());
+            QVERIFY(row[QStringLiteral("kernel_ms")].toObject()[QStringLiteral("median")].toDouble() > 0);
+            QVERIFY(row[QStringLiteral("end_to_end_ms")].toObject()[QStringLiteral("median")].toDouble() > 0);
+        }
+        QVERIFY(gpuRows > 0);
+        QVERIFY(run.out.contains(QStringLiteral(" gpu ")));
+        QVERIFY(QFileInfo::exists(out + QStringLiteral("/kernellab-bench.csv")));
+        QVERIFY(QFileInfo::exists(out + QStringLiteral("/kernellab-bench.md")));
+    }
+
+    void sweepFindsWhereTheGpuWins()
+    {
+        const CliRun run = runCli({"sweep", "--op", "transpose", "--from", "10", "--to", "20", "--require-gpu"});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        QVERIFY2(run.out.contains(QStringLiteral("GPU end to end (pinned)")), describe(run));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliGpu)
+#include "tst_cli_gpu.moc"
