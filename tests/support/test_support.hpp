@@ -37,7 +37,8 @@ inline QByteArray msg(const std::string& s) { return QByteArray::fromStdString(s
 // of exactly 1 is accepted where the reference's unrounded f64 sum s lies within
 // kTieRelTolerance * sum|K(i,j) * in| + kTieAbsTolerance of a tie k + 0.5: another
 // correct summation order may round such an s the other way. Those elements are
-// counted and must be rare: at most 1 + 0.1% of the elements.
+// counted and must be rare: at most 1 + 0.1% of the elements (u8), 1 + 1% (u16, whose
+// full-range sums in float are only good to about 2^-8).
 // Float results (conv2d f32, conv1d): max|a - b| <= kFloatRelTolerance * max|reference|.
 // Histograms and transposes: identical.
 constexpr double kTieRelTolerance = 1e-6;

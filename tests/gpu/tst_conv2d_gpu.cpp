@@ -1,0 +1,458 @@
+// GPU conv2d against core's reference: every variant, depth, channel count and
+// border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up; the
+// separable split; streams, host memory and kernel-only mode; the report.
+//
+// Comparison rule (conv2d.hpp, kltest::checkConv2D):
+//   f32 outputs   max|gpu - ref| <= 1e-5 * max|ref|.
+//   u8/u16        equal to kl::conv2dReference, except a difference of exactly 1
+//                 where the reference's unrounded sum s lies within
+//                 1e-6 * sum|K * in| + 1e-9 of a tie k + 0.5 (the GPU sums in f32
+//                 in another order, so it may round such an s the other way).
+//                 Those elements are counted and must be rare: at most 1 + 0.1%,
+//                 for u16 1 + 1% (kltest::compareRounded).
+#include "kernellab/conv2d.hpp"
+#include "kernellab/error.hpp"
+#include "kernellab/gpu/engine.hpp"
+#include "kernellab/image.hpp"
+#include "test_support.hpp"
+
+#include <opencv2/core.hpp>
+
+#include <QtTest>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+using kl::BorderMode;
+using kl::Conv2DSpec;
+using kl::gpu::GpuReport;
+using kl::gpu::HostMemory;
+
+namespace {
+
+const std::vector<BorderMode> kBorders = {BorderMode::Constant, BorderMode::Replicate, BorderMode::Reflect,
+                                          BorderMode::Reflect101, BorderMode::Wrap};
+const std::vector<int> kDepths = {CV_8U, CV_16U, CV_32F};
+const std::vector<int> kChannels = {1, 3, 4};
+
+std::string describe(const cv::Mat& input, const Conv2DSpec& spec, const std::string& variant)
+{
+    return kl::describeImage(input) + ", kernel " + std::to_string(spec.kernel.cols) + "x" +
+           std::to_string(spec.kernel.rows) + ", border " + kl::toString(spec.border) +
+           (spec.flipKernel ? ", flipped" : "") + (spec.floatOutput ? ", float output" : "") + ", variant " + variant;
+}
+
+/// Random taps: positive and summing to 1 (outputs stay in the integer range), or in [-1, 1).
+cv::Mat randomKernel(int rows, int cols, bool positive, uint64_t seed)
+{
+    cv::Mat k(rows, cols, CV_32F);
+    cv::RNG rng(seed);
+    rng.fill(k, cv::RNG::UNIFORM, positive ? 0.05 : -1.0, 1.0);
+    if (positive) k /= cv::sum(k)[0];
+    return k;
+}
+
+/// A rank-1 kernel with different, asymmetric factors (so a wrong flip or transpose shows).
+cv::Mat randomSeparableKernel(int rows, int cols, uint64_t seed)
+{
+    return randomKernel(rows, 1, true, seed) * randomKernel(1, cols, true, seed + 1);
+}
+
+/// The border value in input units, inside the range of the depth.
+double borderValueFor(int depth)
+{
+    return depth == CV_8U ? 37.25 : depth == CV_16U ? 40000.5 : 0.3;
+}
+
+Conv2DSpec makeSpec(const cv::Mat& kernel, BorderMode border, int depth, bool flip = false)
+{
+    Conv2DSpec spec;
+    spec.kernel = kernel;
+    spec.border = border;
+    spec.borderValue = borderValueFor(depth);
+    spec.flipKernel = flip;
+    return spec;
+}
+
+bool isSeparable(const Conv2DSpec& spec)
+{
+    return kl::separateKernel(kl::effectiveKernel(spec)).has_value();
+}
+
+/// The comparison rule (kltest::checkConv2D); empty when `gpu` passes, else why not.
+std::string compareWithReference(const cv::Mat& gpu, const cv::Mat& expected, const cv::Mat& input,
+                                 const Conv2DSpec& spec)
+{
+    return kltest::checkConv2D(gpu, expected, input, spec).failure;
+}
+
+bool bitwiseEqual(const cv::Mat& a, const cv::Mat& b)
+{
+    if (a.type() != b.type() || a.size() != b.size()) return false;
+    const size_t bytes = a.total() * a.elemSize();
+    return std::memcmp(a.data, b.data, bytes) == 0;
+}
+
+} // namespace
+
+class TestConv2dGpu : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<kl::gpu::Engine> engine_;
+
+    /// One GPU run with `options` (repetitions 1, no warm-up unless set): the output, and the report.
+    cv::Mat run(const cv::Mat& input, const Conv2DSpec& spec, kl::gpu::RunOptions options, GpuReport* report = nullptr)
+    {
+        cv::Mat output;
+        const GpuReport r = engine_->conv2d(input, spec, options, output);
+        if (report) *report = r;
+        return output;
+    }
+    cv::Mat run(const cv::Mat& input, const Conv2DSpec& spec, const std::string& variant, int streams = 1,
+                HostMemory memory = HostMemory::Pageable)
+    {
+        kl::gpu::RunOptions options;
+        options.variant = variant;
+        options.streams = streams;
+        options.memory = memory;
+        options.repetitions = 1;
+        options.warmup = 0;
+        return run(input, spec, options);
+    }
+
+    /// Every applicable variant (and auto) on `input` against the reference.
+    void checkAllVariants(const cv::Mat& input, const Conv2DSpec& spec)
+    {
+        const cv::Mat expected = kl::conv2dReference(input, spec);
+        std::vector<std::string> names = kl::gpu::variants("conv2d");
+        names.push_back("auto");
+        for (const std::string& variant : names) {
+            if (variant == "separable" && !isSeparable(spec)) continue;
+            const cv::Mat gpu = run(input, spec, variant);
+            const std::string failure = compareWithReference(gpu, expected, input, spec);
+            QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, variant) + ": " + failure));
+        }
+    }
+
+private slots:
+    void initTestCase()
+    {
+        const kl::gpu::GpuStatus status = kl::gpu::gpuStatus();
+        if (!status.available) QSKIP(qPrintable(QString::fromStdString("no CUDA device: " + status.reason)));
+        engine_ = std::make_unique<kl::gpu::Engine>();
+    }
+
+    void variantsAreListed()
+    {
+        const std::vector<std::string> expected = {"naive", "constant", "shared", "separable"};
+        QCOMPARE(kl::gpu::variants("conv2d"), expected);
+    }
+
+    // Every variant x depth x channels x border mode, with a rank-1 5x3 kernel (so the separable
+    // variant runs too), on sizes from 1x1 to one not a multiple of any tile.
+    void everyVariantDepthChannelBorder_data()
+    {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("cols");
+        QTest::newRow("1x1") << 1 << 1;
+        QTest::newRow("1x200") << 1 << 200;
+        QTest::newRow("200x1") << 200 << 1;
+        QTest::newRow("97x61") << 97 << 61;
+        QTest::newRow("1021x769") << 1021 << 769;
+    }
+    void everyVariantDepthChannelBorder()
+    {
+        QFETCH(int, rows);
+        QFETCH(int, cols);
+        uint64_t seed = 1;
+        for (int depth : kDepths)
+            for (int channels : kChannels)
+                for (BorderMode border : kBorders) {
+                    const cv::Mat input = kltest::randomImage(rows, cols, depth, channels, ++seed);
+                    const Conv2DSpec spec =
+                        makeSpec(randomSeparableKernel(5, 3, seed), border, depth, /*flip=*/seed % 2 == 0);
+                    checkAllVariants(input, spec);
+                }
+    }
+
+    // u8/u16 in, f32 out (signed derivative filters).
+    void floatOutput()
+    {
+        uint64_t seed = 100;
+        for (int depth : {CV_8U, CV_16U})
+            for (BorderMode border : kBorders) {
+                const cv::Mat input = kltest::randomImage(97, 61, depth, 3, ++seed);
+                Conv2DSpec spec = makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::SobelX), border, depth);
+                spec.floatOutput = true;
+                checkAllVariants(input, spec);
+                spec.kernel = randomKernel(7, 5, false, seed);
+                checkAllVariants(input, spec);
+            }
+    }
+
+    // Kernel sizes 1..63, square and not, on images smaller and larger than the kernel.
+    void kernelSizes_data()
+    {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("cols");
+        QTest::addColumn<int>("kernelRows");
+        QTest::addColumn<int>("kernelCols");
+        const std::vector<std::pair<int, int>> kernels = {{1, 1}, {3, 3}, {5, 3}, {1, 63}, {63, 1}, {7, 31}, {63, 63}};
+        const std::vector<std::pair<int, int>> images = {{1, 1}, {2, 3}, {5, 4}, {97, 61}};
+        for (const auto& [ir, ic] : images)
+            for (const auto& [kr, kc] : kernels) {
+                const std::string name = std::to_string(ic) + "x" + std::to_string(ir) + " image, " +
+                                         std::to_string(kc) + "x" + std::to_string(kr) + " kernel";
+                QTest::newRow(name.c_str()) << ir << ic << kr << kc;
+            }
+        QTest::newRow("200x150 image, 63x63 kernel") << 150 << 200 << 63 << 63;
+    }
+    void kernelSizes()
+    {
+        QFETCH(int, rows);
+        QFETCH(int, cols);
+        QFETCH(int, kernelRows);
+        QFETCH(int, kernelCols);
+        const std::vector<std::pair<int, int>> combos = {{CV_8U, 3}, {CV_16U, 1}, {CV_32F, 4}};
+        const bool big = kernelRows * kernelCols > 1000 && rows * cols > 10000;
+        uint64_t seed = 1000;
+        for (const auto& [depth, channels] : combos)
+            for (BorderMode border : kBorders) {
+                ++seed;
+                if (big && (depth != CV_8U || (border != BorderMode::Reflect101 && border != BorderMode::Constant)))
+                    continue;  // the single-threaded reference is slow here: two modes, one depth
+                const cv::Mat input = kltest::randomImage(rows, cols, depth, channels, seed);
+                const Conv2DSpec spec =
+                    makeSpec(randomKernel(kernelRows, kernelCols, depth != CV_32F, seed), border, depth, seed % 2 == 0);
+                checkAllVariants(input, spec);
+            }
+    }
+
+    // A large image, not a multiple of any tile, with a cheap dyadic kernel ([1 2 1]^T [1 2 1] / 16):
+    // every partial sum is exact in f32 and f64, so the GPU equals conv2dOpenCV bitwise, ties included.
+    void largeImage()
+    {
+        const cv::Mat binomial = (cv::Mat_<float>(3, 1) << 0.25f, 0.5f, 0.25f);
+        const cv::Mat kernel = binomial * binomial.t();
+        struct Case {
+            int depth, channels;
+            std::string variant;
+            int streams;
+            HostMemory memory;
+        };
+        const std::vector<Case> cases = {{CV_8U, 1, "naive", 1, HostMemory::Pageable},
+                                         {CV_8U, 1, "separable", 4, HostMemory::Pinned},
+                                         {CV_32F, 3, "shared", 2, HostMemory::Pageable},
+                                         {CV_32F, 3, "constant", 1, HostMemory::Pinned}};
+        uint64_t seed = 5000;
+        for (const Case& c : cases) {
+            const cv::Mat input = kltest::randomImage(3001, 4099, c.depth, c.channels, ++seed);
+            const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101, c.depth);
+            const cv::Mat expected = kl::conv2dOpenCV(input, spec);
+            const cv::Mat gpu = run(input, spec, c.variant, c.streams, c.memory);
+            QVERIFY2(bitwiseEqual(gpu, expected), kltest::msg(describe(input, spec, c.variant) + ": differs from OpenCV"));
+        }
+    }
+
+    // The two 1D passes give the 2D result for a (non-dyadic) Gaussian in every border mode.
+    void separableEqualsDirect()
+    {
+        uint64_t seed = 6000;
+        for (BorderMode border : kBorders)
+            for (int depth : {CV_8U, CV_32F}) {
+                kl::Conv2DPresetParams params;
+                params.width = params.height = 7;
+                params.sigma = 1.7;
+                const cv::Mat input = kltest::randomImage(97, 61, depth, 3, ++seed);
+                const Conv2DSpec spec = makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params), border, depth);
+                QVERIFY(isSeparable(spec));
+                const cv::Mat separable = run(input, spec, "separable");
+                const cv::Mat direct = run(input, spec, "shared");
+                const cv::Mat expected = kl::conv2dReference(input, spec);
+                std::string failure = compareWithReference(separable, expected, input, spec);
+                QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "separable") + ": " + failure));
+                failure = compareWithReference(direct, expected, input, spec);
+                QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "shared") + ": " + failure));
+                if (depth == CV_32F) {
+                    const double difference = cv::norm(separable, direct, cv::NORM_INF);
+                    QVERIFY2(difference <= 1e-5 * cv::norm(direct, cv::NORM_INF),
+                             kltest::msg(describe(input, spec, "separable") + ": differs from shared"));
+                }
+            }
+    }
+
+    void separableRejectsNonRankOneKernel()
+    {
+        const cv::Mat input = kltest::randomImage(16, 16, CV_8U, 1, 7);
+        const Conv2DSpec spec = makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen), BorderMode::Reflect101, CV_8U);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "not separable", run(input, spec, "separable"));
+    }
+
+    void invalidArguments()
+    {
+        const cv::Mat input = kltest::randomImage(16, 16, CV_8U, 1, 8);
+        Conv2DSpec spec = makeSpec(cv::Mat::ones(4, 3, CV_32F), BorderMode::Reflect101, CV_8U);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "kernel", run(input, spec, "shared"));
+        spec.kernel = cv::Mat::ones(3, 3, CV_32F);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant", run(input, spec, "fft"));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "streams", run(input, spec, "shared", 17));
+        const cv::Mat twoChannels(8, 8, CV_8UC2, cv::Scalar::all(1));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "channels", run(twoChannels, spec, "shared"));
+    }
+
+    // Any stream count and either host memory give the same bits; halos span several chunks
+    // when the strips (16 streams: 64 chunks) are shorter than the kernel.
+    void streamsAndHostMemory_data()
+    {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("cols");
+        QTest::addColumn<int>("kernelSize");
+        QTest::addColumn<int>("border");
+        QTest::newRow("1021x769 9x9 reflect101") << 769 << 1021 << 9 << int(BorderMode::Reflect101);
+        QTest::newRow("150x203 31x31 wrap") << 203 << 150 << 31 << int(BorderMode::Wrap);
+        QTest::newRow("150x203 31x31 reflect") << 203 << 150 << 31 << int(BorderMode::Reflect);
+        QTest::newRow("150x203 31x31 constant") << 203 << 150 << 31 << int(BorderMode::Constant);
+        QTest::newRow("40x70 63x63 replicate") << 70 << 40 << 63 << int(BorderMode::Replicate);
+    }
+    void streamsAndHostMemory()
+    {
+        QFETCH(int, rows);
+        QFETCH(int, cols);
+        QFETCH(int, kernelSize);
+        QFETCH(int, border);
+        const cv::Mat input = kltest::randomImage(rows, cols, CV_8U, 3, 9000 + kernelSize);
+        const Conv2DSpec nonSeparable =
+            makeSpec(randomKernel(kernelSize, kernelSize, true, 77), BorderMode(border), CV_8U);
+        const Conv2DSpec separable =
+            makeSpec(randomSeparableKernel(kernelSize, kernelSize, 78), BorderMode(border), CV_8U);
+        for (const std::string& variant : kl::gpu::variants("conv2d")) {
+            const Conv2DSpec& spec = variant == "separable" ? separable : nonSeparable;
+            const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);
+            if (rows * cols <= 40000) {
+                const std::string failure = compareWithReference(one, kl::conv2dReference(input, spec), input, spec);
+                QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, variant) + ": " + failure));
+            }
+            for (int streams : {1, 2, 4, 16})
+                for (HostMemory memory : {HostMemory::Pageable, HostMemory::Pinned}) {
+                    const cv::Mat other = run(input, spec, variant, streams, memory);
+                    QVERIFY2(bitwiseEqual(one, other),
+                             kltest::msg(describe(input, spec, variant) + ": " + std::to_string(streams) +
+                                         " streams, " + kl::gpu::toString(memory) + " memory differ from 1 stream"));
+                }
+        }
+    }
+
+    // endToEnd = false times the kernel alone and still returns the same output.
+    void kernelOnlyMode()
+    {
+        const cv::Mat input = kltest::randomImage(301, 257, CV_16U, 4, 31);
+        const Conv2DSpec spec = makeSpec(randomKernel(9, 7, true, 32), BorderMode::Wrap, CV_16U);
+        for (const std::string variant : {"naive", "constant", "shared", "auto"}) {
+            const cv::Mat endToEnd = run(input, spec, variant);
+            kl::gpu::RunOptions options;
+            options.variant = variant;
+            options.endToEnd = false;
+            options.repetitions = 3;
+            options.warmup = 1;
+            GpuReport report;
+            const cv::Mat kernelOnly = run(input, spec, options, &report);
+            QVERIFY2(bitwiseEqual(endToEnd, kernelOnly), kltest::msg(describe(input, spec, variant)));
+            QVERIFY(report.kernel.medianMs > 0);
+            QCOMPARE(report.total.medianMs, 0.0);
+            QVERIFY(report.timeline.empty());
+        }
+    }
+
+    void reportContents()
+    {
+        const cv::Mat input = kltest::randomImage(509, 383, CV_8U, 3, 41);
+        kl::Conv2DPresetParams params;
+        const Conv2DSpec gaussian =
+            makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params), BorderMode::Reflect101, CV_8U);
+        const Conv2DSpec sharpen =
+            makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen), BorderMode::Reflect101, CV_8U);
+        kl::Conv2DPresetParams box3x3;
+        box3x3.width = box3x3.height = 3;
+        const Conv2DSpec box3 =
+            makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Box, box3x3), BorderMode::Reflect101, CV_8U);
+        for (const auto& [spec, resolved] : {std::pair<Conv2DSpec, std::string>{gaussian, "separable"},
+                                             {sharpen, "shared"},
+                                             {box3, "shared"}}) {
+            for (int streams : {1, 2, 4}) {
+                kl::gpu::RunOptions options;
+                options.streams = streams;
+                options.repetitions = 3;
+                options.warmup = 1;
+                GpuReport report;
+                const cv::Mat out = run(input, spec, options, &report);
+                QCOMPARE(report.op, std::string("conv2d"));
+                QCOMPARE(report.variant, resolved);
+                QCOMPARE(report.streams, streams);
+                QVERIFY(report.kernel.medianMs > 0);
+                QVERIFY(report.total.medianMs > 0);
+                const uint64_t bytes = uint64_t(input.total() * input.elemSize());
+                QCOMPARE(report.kernelBytes, 2 * bytes);
+                QCOMPARE(report.kernelFlops, 2.0 * double(spec.kernel.total()) * double(input.total()) * 3);
+                QVERIFY(report.bytesH2D >= bytes);
+                QCOMPARE(report.bytesD2H, bytes);
+
+                const int chunks = streams == 1 ? 1 : 4 * streams;
+                QCOMPARE(int(report.timeline.size()), 3 * chunks);
+                std::vector<std::vector<kl::gpu::TimelineEntry>> byChunk(size_t(chunks), std::vector<kl::gpu::TimelineEntry>(3));
+                for (const kl::gpu::TimelineEntry& e : report.timeline) {
+                    QVERIFY(e.chunk >= 0 && e.chunk < chunks);
+                    QCOMPARE(e.stream, e.chunk % streams);
+                    QVERIFY(e.startMs >= 0 && e.startMs <= e.endMs);
+                    byChunk[size_t(e.chunk)][size_t(e.stage)] = e;
+                }
+                for (const auto& stages : byChunk) {
+                    QVERIFY(stages[0].stage == kl::gpu::Stage::H2D);
+                    QVERIFY(stages[1].stage == kl::gpu::Stage::Kernel);
+                    QVERIFY(stages[2].stage == kl::gpu::Stage::D2H);
+                    QVERIFY(stages[0].endMs <= stages[1].startMs);
+                    QVERIFY(stages[1].endMs <= stages[2].startMs);
+                }
+                const std::string failure = compareWithReference(out, kl::conv2dReference(input, spec), input, spec);
+                QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, report.variant) + ": " + failure));
+            }
+        }
+    }
+
+    // Every variant once on small images, each code path covered: the target for
+    // compute-sanitizer (memcheck, racecheck, initcheck), e.g. `tst_conv2d_gpu sanitizerSmoke`.
+    void sanitizerSmoke()
+    {
+        struct Case {
+            int rows, cols, depth, channels, kernelSize;
+            BorderMode border;
+            int streams;
+        };
+        // Shared tiles of 32, 16 (31x31 on 4 channels) and 8 rows (63x63 on 4 channels: more
+        // than 48 KB of shared memory per block, the opt-in path).
+        const std::vector<Case> cases = {{37, 29, CV_8U, 3, 5, BorderMode::Constant, 2},
+                                         {37, 29, CV_32F, 1, 5, BorderMode::Reflect101, 1},
+                                         {5, 3, CV_16U, 4, 9, BorderMode::Wrap, 2},
+                                         {40, 35, CV_8U, 4, 31, BorderMode::Replicate, 2},
+                                         {11, 9, CV_16U, 4, 63, BorderMode::Reflect, 1}};
+        uint64_t seed = 12000;
+        for (const Case& c : cases) {
+            const cv::Mat input = kltest::randomImage(c.rows, c.cols, c.depth, c.channels, ++seed);
+            const Conv2DSpec spec =
+                makeSpec(randomSeparableKernel(c.kernelSize, c.kernelSize, seed), c.border, c.depth);
+            const cv::Mat expected = kl::conv2dReference(input, spec);
+            std::vector<std::string> names = kl::gpu::variants("conv2d");
+            names.push_back("auto");
+            for (const std::string& variant : names) {
+                const cv::Mat gpu = run(input, spec, variant, c.streams, HostMemory::Pinned);
+                const std::string failure = compareWithReference(gpu, expected, input, spec);
+                QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, variant) + ": " + failure));
+            }
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestConv2dGpu)
+#include "tst_conv2d_gpu.moc"
