@@ -3,6 +3,8 @@
 #include "kernellab/error.hpp"
 #include "kernellab/image.hpp"
 
+#include "text.hpp"
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -23,9 +25,7 @@ void validateConv1D(const Signal& input, const Conv1DSpec& spec)
                               std::to_string(kMaxConv1DTaps));
     for (size_t i = 0; i < spec.taps.size(); ++i)
         if (!std::isfinite(spec.taps[i])) {
-            char value[32];
-            std::snprintf(value, sizeof value, "%g", double(spec.taps[i]));
-            throw InvalidArgument("conv1d taps: tap " + std::to_string(i) + " is " + value +
+            throw InvalidArgument("conv1d taps: tap " + std::to_string(i) + " is " + detail::formatNumber(spec.taps[i]) +
                                   "; every tap must be finite");
         }
     if (spec.mode != Conv1DMode::Full && spec.mode != Conv1DMode::Same && spec.mode != Conv1DMode::Valid)

@@ -1,6 +1,8 @@
 #include "kernellab/conv1d.hpp"
 #include "kernellab/error.hpp"
 
+#include "text.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -17,13 +19,6 @@ constexpr Conv1DPreset kAllPresets[] = {Conv1DPreset::MovingAverage, Conv1DPrese
                                         Conv1DPreset::Custom};
 constexpr Window kAllWindows[] = {Window::Rectangular, Window::Hann, Window::Hamming, Window::Blackman};
 
-std::string number(double v)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", v);
-    return text;
-}
-
 void requireTapCount(const std::string& preset, size_t taps, bool odd)
 {
     if (taps < 1 || taps > kMaxConv1DTaps)
@@ -39,14 +34,14 @@ void requireCutoff(const std::string& field, double hz, double sampleRate)
 {
     const double nyquist = sampleRate / 2;
     if (!(hz > 0 && hz < nyquist))
-        throw InvalidArgument(field + ": " + number(hz) + " Hz must be in (0, " + number(nyquist) +
-                              ") Hz, below Nyquist for a sample rate of " + number(sampleRate) + " Hz");
+        throw InvalidArgument(field + ": " + detail::formatNumber(hz) + " Hz must be in (0, " + detail::formatNumber(nyquist) +
+                              ") Hz, below Nyquist for a sample rate of " + detail::formatNumber(sampleRate) + " Hz");
 }
 
 void requireSampleRate(const std::string& preset, double sampleRate)
 {
     if (!(std::isfinite(sampleRate) && sampleRate > 0))
-        throw InvalidArgument(preset + " sampleRate: " + number(sampleRate) + " Hz must be positive");
+        throw InvalidArgument(preset + " sampleRate: " + detail::formatNumber(sampleRate) + " Hz must be positive");
 }
 
 /// Symmetric window of `taps` points.
@@ -91,7 +86,7 @@ std::vector<float> customTaps(const Conv1DPresetParams& params)
     requireTapCount("custom", params.custom.size(), false);
     for (size_t i = 0; i < params.custom.size(); ++i)
         if (!std::isfinite(params.custom[i]))
-            throw InvalidArgument("custom taps: tap " + std::to_string(i) + " is " + number(params.custom[i]) +
+            throw InvalidArgument("custom taps: tap " + std::to_string(i) + " is " + detail::formatNumber(params.custom[i]) +
                                   "; every tap must be finite");
     std::vector<float> taps = params.custom;
     if (params.normalize) {
@@ -146,8 +141,8 @@ std::vector<float> makeConv1DKernel(Conv1DPreset preset, const Conv1DPresetParam
         requireCutoff("band-pass lowHz", params.lowHz, params.sampleRate);
         requireCutoff("band-pass highHz", params.highHz, params.sampleRate);
         if (!(params.lowHz < params.highHz))
-            throw InvalidArgument("band-pass lowHz: " + number(params.lowHz) + " Hz must be below highHz " +
-                                  number(params.highHz) + " Hz");
+            throw InvalidArgument("band-pass lowHz: " + detail::formatNumber(params.lowHz) + " Hz must be below highHz " +
+                                  detail::formatNumber(params.highHz) + " Hz");
         // The band between two low-passes: passes highHz, minus what passes lowHz.
         std::vector<double> h = lowPassTaps(name, params.taps, params.highHz / params.sampleRate, params.window);
         const std::vector<double> below = lowPassTaps(name, params.taps, params.lowHz / params.sampleRate, params.window);

@@ -4,6 +4,8 @@
 #include "kernellab/image.hpp"
 #include "kernellab/rounding.hpp"
 
+#include "text.hpp"
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -14,13 +16,6 @@
 namespace kl {
 
 namespace {
-
-std::string formatNumber(double v)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", v);
-    return text;
-}
 
 /// The one correlation loop of the reference: calls store(y, x, c, sum, magnitude)
 /// for every output element; magnitude (sum of |term|) is only accumulated when asked.
@@ -77,9 +72,9 @@ void validateConv2D(const cv::Mat& input, const Conv2DSpec& spec)
         for (int j = 0; j < k.cols; ++j)
             if (!std::isfinite(k.at<float>(i, j)))
                 throw InvalidArgument("conv2d kernel: tap (row " + std::to_string(i) + ", col " + std::to_string(j) +
-                                      ") is " + formatNumber(k.at<float>(i, j)) + "; every tap must be finite");
+                                      ") is " + detail::formatNumber(k.at<float>(i, j)) + "; every tap must be finite");
     if (spec.border == BorderMode::Constant && !std::isfinite(spec.borderValue))
-        throw InvalidArgument("conv2d borderValue: " + formatNumber(spec.borderValue) + " must be finite");
+        throw InvalidArgument("conv2d borderValue: " + detail::formatNumber(spec.borderValue) + " must be finite");
     toOpenCvBorder(spec.border);  // rejects a border value outside the enum
 }
 

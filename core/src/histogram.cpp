@@ -3,6 +3,8 @@
 #include "kernellab/error.hpp"
 #include "kernellab/image.hpp"
 
+#include "text.hpp"
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -14,13 +16,6 @@
 namespace kl {
 
 namespace {
-
-std::string number(double v)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%.9g", v);
-    return text;
-}
 
 bool hasLuminance(const cv::Mat& input, const HistogramSpec& spec)
 {
@@ -137,10 +132,10 @@ void validateHistogram(const cv::Mat& input, const HistogramSpec& spec)
     if (!spec.lo) return;
     for (const auto& [name, value] : {std::pair{"lo", *spec.lo}, std::pair{"hi", *spec.hi}})
         if (!std::isfinite(float(value)))
-            throw InvalidArgument(std::string("histogram range: ") + name + " " + number(value) +
+            throw InvalidArgument(std::string("histogram range: ") + name + " " + detail::formatNumber(value, 9) +
                                   " must be a finite float32 value");
     if (!(float(*spec.lo) < float(*spec.hi)))
-        throw InvalidArgument("histogram range: lo " + number(*spec.lo) + " must be below hi " + number(*spec.hi) +
+        throw InvalidArgument("histogram range: lo " + detail::formatNumber(*spec.lo, 9) + " must be below hi " + detail::formatNumber(*spec.hi, 9) +
                               " (compared as float32)");
 }
 

@@ -2,6 +2,8 @@
 
 #include "kernellab/error.hpp"
 
+#include "text.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -19,9 +21,7 @@ void validateSignal(const Signal& s, const std::string& what)
         throw InvalidArgument(what + ": " + std::to_string(s.channels) + " channels; a signal needs at least 1");
     if (s.frames < 1) throw InvalidArgument(what + ": the signal has no samples");
     if (!(std::isfinite(s.sampleRate) && s.sampleRate > 0)) {
-        char text[64];
-        std::snprintf(text, sizeof text, "%g", s.sampleRate);
-        throw InvalidArgument(what + ": sample rate " + text + " Hz must be positive");
+        throw InvalidArgument(what + ": sample rate " + detail::formatNumber(s.sampleRate) + " Hz must be positive");
     }
     if (s.data.size() != size_t(s.channels) * s.frames)
         throw InvalidArgument(what + ": holds " + std::to_string(s.data.size()) + " samples, expected " +
