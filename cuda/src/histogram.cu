@@ -7,12 +7,21 @@
 //                   same few hundred counters.
 //   shared          each block counts a fixed span of pixels into its own 32-bit
 //                   histogram in shared memory and adds it to the global one at the end.
-//   optimized       a persistent grid (SMs x resident blocks) striding over groups of
-//                   whole pixels loaded as 16-byte vectors, with one 32-bit sub-histogram
+//   optimized       the default. Single-channel u8, and single-channel u16 with the
+//                   default binning (256 bins, bin = high byte): a grid of a few blocks
+//                   per SM striding over 16-byte vectors (4 per thread in flight), with
+//                   16-bit counters private to each lane position: the counters of lane l
+//                   sit in bank l, so a warp's 32 increments never conflict or collide
+//                   whatever the data (a constant image runs as fast as noise), and each
+//                   is one shared atomic. The same lane of 8 warps shares a column; the
+//                   grid is sized so that no counter can pass 65535. At the end a block
+//                   folds its columns into 32-bit totals, one global atomic per bin.
+//                   Other formats: a persistent grid striding over groups of whole
+//                   pixels loaded as 16-byte vectors, with one 32-bit sub-histogram
 //                   per warp (or per few warps when the histogram is large). A thread adds
 //                   a run of equal bins with one atomic, and a warp whose lanes all hold
 //                   one bin adds the whole warp's count with one atomic, so a constant
-//                   image does not serialize on one counter. The default.
+//                   image does not serialize on one counter.
 // When one histogram does not fit in a block's shared memory (many bins times entries,
 // e.g. 65536 bins), shared and optimized count with global atomics instead.
 //
@@ -24,7 +33,8 @@
 //   the offset is 0, so histogramBin(v) == floor(v / 256) == v >> 8.
 // Counters: each entry (the channels, then luminance) has bins + 2 of them: the bins,
 // then out-of-range, then NaN. Per-block 32-bit counters cannot overflow: a block counts
-// at most 2^30 + a few thousand pixels (see launchHistogram).
+// at most 2^30 + a few thousand pixels (see launchHistogram; a byte-bin block, far fewer:
+// ByteBinPlan::maxStridesPerBlock).
 // Bytes per run: the input, read once (the histogram itself is negligible).
 #include "engine_internal.hpp"
 #include "pipeline.hpp"
@@ -233,7 +243,106 @@ __global__ void __launch_bounds__(kThreads)
     addToGlobal(hist, slots, copies, counts);
 }
 
-enum class HistogramKernel { GlobalAtomics, Shared, WarpAtomics };
+// ---- optimized, 256 byte bins: lane-private 16-bit counters --------------------------
+
+constexpr int kLaneThreads = 512;
+constexpr int kWarpsPerColumn = 8;  ///< warps sharing one column of lane counters
+constexpr int kByteBins = 256;
+/// Two 16-bit counters per 32-bit word: bin b counts in row b % kLaneRows, half b / kLaneRows.
+constexpr int kLaneRows = kByteBins / 2;
+constexpr int kLaneUnroll = 4;  ///< vectors a thread loads before counting them
+
+/// The byte-bin kernel's layout: `copies` columns of kLaneRows x 32 words (one word per lane
+/// position per row), each shared by kWarpsPerColumn warps, then the block's 32-bit totals.
+template <typename T> struct ByteBinPlan {
+    static constexpr int copies = kLaneThreads / 32 / kWarpsPerColumn;
+    static constexpr int valuesPerVector = 16 / int(sizeof(T));
+    /// Block-wide strides of kLaneUnroll vectors per thread a block may take: a counter gets
+    /// the values of kWarpsPerColumn lanes and must stay below 2^16.
+    static constexpr int maxStridesPerBlock = 65535 / (kWarpsPerColumn * valuesPerVector * kLaneUnroll);
+    static constexpr size_t sharedWords = size_t(copies) * kLaneRows * 32 + kByteBins;
+};
+
+/// Counts the bins of the values in one word: every byte of u8, the high byte of u16.
+template <typename T> __device__ __forceinline__ void countWord(unsigned word, unsigned* column)
+{
+#pragma unroll
+    for (int byte = int(sizeof(T)) - 1; byte < 4; byte += int(sizeof(T))) {
+        // Row bin % 128 of the column: 32 words of 4 bytes per row, so the byte offset is (bin % 128) << 7.
+        const unsigned rowOffset = (byte == 0 ? word << 7 : word >> (8 * byte - 7)) & ((kLaneRows - 1) << 7);
+        const bool highHalf = (word >> (8 * byte + 7)) & 1u;
+        atomicAdd(reinterpret_cast<unsigned*>(reinterpret_cast<char*>(column) + rowOffset), highHalf ? 1u << 16 : 1u);
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kLaneThreads)
+    histogramByteBins(const T* __restrict__ image, PixelSpan span, BinRule rule, unsigned long long* __restrict__ counts)
+{
+    using Plan = ByteBinPlan<T>;
+    constexpr int P = Plan::valuesPerVector;
+    extern __shared__ uint4 shared[];
+    unsigned* columns = reinterpret_cast<unsigned*>(shared);
+    unsigned* totals = columns + Plan::copies * kLaneRows * 32;
+    for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kLaneThreads) shared[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    unsigned* column = columns + threadIdx.x / 32 / kWarpsPerColumn * kLaneRows * 32 + threadIdx.x % 32;
+
+    // Whole vectors are 16-byte aligned: they are counted from the image's start.
+    const size_t vectorFirst = (span.first + P - 1) / P, vectorLast = span.last / P;
+    const auto* vectors = reinterpret_cast<const uint4*>(image);
+    constexpr size_t stride = size_t(kLaneThreads) * kLaneUnroll;
+    for (size_t start = vectorFirst + blockIdx.x * stride; start < vectorLast; start += gridDim.x * stride) {
+        const size_t first = start + threadIdx.x;
+        uint4 v[kLaneUnroll] = {};
+#pragma unroll
+        for (int u = 0; u < kLaneUnroll; ++u)
+            if (first + u * kLaneThreads < vectorLast) v[u] = __ldg(vectors + first + u * kLaneThreads);
+#pragma unroll
+        for (int u = 0; u < kLaneUnroll; ++u)
+            if (first + u * kLaneThreads < vectorLast) {
+                countWord<T>(v[u].x, column);
+                countWord<T>(v[u].y, column);
+                countWord<T>(v[u].z, column);
+                countWord<T>(v[u].w, column);
+            }
+    }
+
+    // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
+    if (blockIdx.x == 0) {
+        const size_t headEnd = span.last < vectorFirst * P ? span.last : vectorFirst * P;
+        const size_t tailBegin = vectorLast * P > headEnd ? vectorLast * P : headEnd;
+        const size_t head = headEnd - span.first, t = threadIdx.x;
+        const size_t p = t < head ? span.first + t : tailBegin + (t - head);
+        if (p < span.last) atomicAdd(totals + slotOf(image[p], rule), 1u);
+    }
+    __syncthreads();
+
+    // Fold: a thread sums one row of one column; lanes start at different words so that a
+    // warp's reads hit 32 different banks.
+    for (int item = threadIdx.x; item < Plan::copies * kLaneRows; item += kLaneThreads) {
+        const unsigned* row = columns + item * 32;
+        unsigned low = 0, high = 0;
+#pragma unroll 8
+        for (int k = 0; k < 32; ++k) {
+            const unsigned word = row[(k + item) % 32];
+            low += word & 0xffffu;
+            high += word >> 16;
+        }
+        atomicAdd(totals + item % kLaneRows, low);
+        atomicAdd(totals + item % kLaneRows + kLaneRows, high);
+    }
+    __syncthreads();
+    for (int bin = threadIdx.x; bin < kByteBins; bin += kLaneThreads)
+        if (totals[bin]) atomicAdd(counts + bin, (unsigned long long)totals[bin]);
+}
+
+enum class HistogramKernel { GlobalAtomics, Shared, WarpAtomics, ByteBins };
+
+template <typename Kernel> void allowSharedMemory(Kernel kernel, size_t bytes)
+{
+    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
 
 /// The kernel a run launches and its shared-memory layout.
 struct LaunchPlan {
@@ -241,12 +350,22 @@ struct LaunchPlan {
     size_t sharedBytes = 0;
     size_t pixelsPerBlock = 0;  ///< shared
     int copies = 1;             ///< warp atomics: sub-histograms per block
-    int residentBlocks = 1;     ///< warp atomics: the persistent grid
+    int residentBlocks = 1;     ///< warp atomics, byte bins: the persistent grid
 };
 
-template <typename Kernel> void allowSharedMemory(Kernel kernel, size_t bytes)
+/// Formats the byte-bin kernel may count: single-channel u8 and u16 (u16 only with the
+/// default binning, see planLaunch).
+template <typename F>
+constexpr bool kByteBinFormat = F::channels == 1 && F::entries == 1 &&
+                                (std::is_same<typename F::T, uint8_t>::value || std::is_same<typename F::T, uint16_t>::value);
+
+template <typename T> int planByteBins(const cudaDeviceProp& device, size_t& sharedBytes)
 {
-    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    sharedBytes = ByteBinPlan<T>::sharedWords * sizeof(unsigned);
+    allowSharedMemory(histogramByteBins<T>, sharedBytes);
+    int perSm = 0;
+    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, histogramByteBins<T>, kLaneThreads, sharedBytes));
+    return std::max(1, perSm) * device.multiProcessorCount;
 }
 
 /// Decided once per run, so that no runtime query sits between a chunk's timing events.
@@ -263,6 +382,13 @@ template <typename F> LaunchPlan planLaunch(HistogramVariant variant, const BinR
         plan.pixelsPerBlock = std::max<size_t>(16 * kThreads, 8 * slots);
         allowSharedMemory(histogramShared<F>, plan.sharedBytes);
         return plan;
+    }
+    if constexpr (kByteBinFormat<F>) {
+        if (sizeof(typename F::T) == 1 || rule.u16ByShift) {
+            plan.kernel = HistogramKernel::ByteBins;
+            plan.residentBlocks = planByteBins<typename F::T>(device, plan.sharedBytes);
+            return plan;
+        }
     }
     // As many per-warp copies as fit in a quarter of an SM's shared memory, so that
     // several blocks stay resident to hide memory latency.
@@ -302,6 +428,20 @@ void launchHistogram(const LaunchPlan& plan, const typename F::T* image, PixelSp
                                                                                 counts);
         break;
     }
+    case HistogramKernel::ByteBins:
+        if constexpr (kByteBinFormat<F>) {
+            using T = typename F::T;
+            using Plan = ByteBinPlan<T>;
+            constexpr size_t P = Plan::valuesPerVector, stride = size_t(kLaneThreads) * kLaneUnroll;
+            const size_t vectorFirst = (span.first + P - 1) / P;
+            const size_t vectors = std::max(span.last / P, vectorFirst) - vectorFirst;
+            const size_t strides = (vectors + stride - 1) / stride;
+            // No more blocks than strides, and enough that no block takes more than its counters hold.
+            const unsigned blocks = unsigned(std::max<size_t>({1, std::min<size_t>(strides, size_t(plan.residentBlocks)),
+                                                               (strides + Plan::maxStridesPerBlock - 1) / Plan::maxStridesPerBlock}));
+            histogramByteBins<T><<<blocks, kLaneThreads, plan.sharedBytes, stream>>>(image, span, rule, counts);
+        }
+        break;
     }
     KL_CHECK_LAUNCH();
 }
