@@ -3,6 +3,7 @@
 // share: the engine's device state, and the entry point each op provides.
 #include "kernellab/gpu/engine.hpp"
 #include "resources.hpp"
+#include "stream_gate.hpp"
 
 #include <cuda_runtime.h>
 
@@ -20,6 +21,7 @@ struct Engine::Impl {
     cudaDeviceProp properties{};
     BufferCache cache;
     std::vector<Stream> streams;  ///< created on first use, up to kMaxStreams
+    std::unique_ptr<StreamGate> gate;  ///< kernel-only timing (created on first use)
     /// cuFFT plans by (kind, size, batch), reused between runs (conv1d fft variant).
     std::map<std::tuple<int, long long, int>, FftPlan> fftPlans;
 

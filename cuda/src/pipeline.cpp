@@ -113,12 +113,18 @@ Repetition runEndToEnd(Engine::Impl& engine, Pipeline& p, const HostSide& host, 
 
 double runKernelOnly(Engine::Impl& engine, Pipeline& p, const ChunkContext& ctx, RunEvents& ev)
 {
+    if (!engine.gate) engine.gate = std::make_unique<StreamGate>();
+    engine.gate->hold(ctx.stream);  // so the events bracket the kernel, not its launch
     if (p.resetOutput) p.resetOutput(ctx.stream);
     Range r{("kernel " + p.op + " " + p.variant).c_str()};
     ev.begin(0, Stage::Kernel).record(ctx.stream);
     p.compute(ctx);
     ev.end(0, Stage::Kernel).record(ctx.stream);
+    engine.gate->release();
     engine.streams[0].synchronize();
+    if (engine.gate->timedOut())
+        throw CudaError("kernel-only timing of " + p.op + " " + p.variant +
+                            ": the kernel stage blocked the host, so the stream gate timed out", 0);
     return ev.end(0, Stage::Kernel).millisecondsSince(ev.begin(0, Stage::Kernel));
 }
 
