@@ -495,25 +495,17 @@ GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const Histogr
     std::byte* dIn = nullptr;
     unsigned long long* dCounts = nullptr;
     LaunchPlan plan;
-    int rowsPerChunk = rows;
-    // Chunks are strips of rows; every chunk's kernel adds into the one device histogram.
-    auto strip = [&](int chunk) { return std::pair<int, int>(chunk * rowsPerChunk, std::min(rows, (chunk + 1) * rowsPerChunk)); };
+    RowStrips strip(rows);  // every strip's kernel adds into the one device histogram
 
     p.prepare = [&](int requested) {
         dIn = static_cast<std::byte*>(engine.cache.device("histogram.in", bytes));
         dCounts = static_cast<unsigned long long*>(engine.cache.device("histogram.counts", countBytes));
         withFormat(depth, channels, luminance,
                    [&](auto format) { plan = planLaunch<decltype(format)>(variant, rule, engine.properties); });
-        rowsPerChunk = std::max(1, (rows + requested - 1) / requested);
-        return (rows + rowsPerChunk - 1) / rowsPerChunk;
+        return strip.split(requested);
     };
     p.resetOutput = [&](cudaStream_t s) { KL_CUDA_TRY(cudaMemsetAsync(dCounts, 0, countBytes, s)); };
-    p.upload = [&](const ChunkContext& c) {
-        const auto [r0, r1] = strip(c.chunk);
-        const size_t n = size_t(r1 - r0) * rowBytes;
-        KL_CUDA_TRY(cudaMemcpyAsync(dIn + r0 * rowBytes, c.hostIn + r0 * rowBytes, n, cudaMemcpyHostToDevice, c.stream));
-        return n;
-    };
+    p.upload = [&](const ChunkContext& c) { return uploadRows(c, strip, dIn, rowBytes); };
     p.compute = [&](const ChunkContext& c) {
         const auto [r0, r1] = strip(c.chunk);
         const PixelSpan span{size_t(r0) * src.cols, size_t(r1) * src.cols};

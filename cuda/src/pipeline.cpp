@@ -130,6 +130,26 @@ double runKernelOnly(Engine::Impl& engine, Pipeline& p, const ChunkContext& ctx,
 
 } // namespace
 
+int RowStrips::split(int requested, int granule)
+{
+    const int perChunk = std::max(1, (rows_ + requested - 1) / requested);
+    perChunk_ = (perChunk + granule - 1) / granule * granule;
+    return std::max(1, (rows_ + perChunk_ - 1) / perChunk_);
+}
+
+std::pair<int, int> RowStrips::operator()(int chunk) const
+{
+    return {std::min(rows_, chunk * perChunk_), std::min(rows_, (chunk + 1) * perChunk_)};
+}
+
+size_t uploadRows(const ChunkContext& ctx, const RowStrips& strips, std::byte* device, size_t rowBytes)
+{
+    const auto [r0, r1] = strips(ctx.chunk);
+    const size_t offset = size_t(r0) * rowBytes, n = size_t(r1 - r0) * rowBytes;
+    KL_CUDA_TRY(cudaMemcpyAsync(device + offset, ctx.hostIn + offset, n, cudaMemcpyHostToDevice, ctx.stream));
+    return n;
+}
+
 GpuReport runPipeline(Engine::Impl& engine, Pipeline& p, const RunOptions& options)
 {
     validateRunOptions(options);

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 
 namespace kl::gpu {
 
@@ -53,6 +54,23 @@ struct Pipeline {
     /// (histogram: chunks add into one device histogram); runs once on stream 0.
     std::function<size_t(const ChunkContext&)> downloadAfterAll;
 };
+
+/// Chunks as strips of whole rows: strip c covers rows [first, second) of `rows`.
+class RowStrips {
+public:
+    explicit RowStrips(int rows) : rows_(rows), perChunk_(rows) {}
+    /// Splits into at most `requested` strips whose heights are multiples of `granule`
+    /// (the last one may be shorter); returns the strip count.
+    int split(int requested, int granule = 1);
+    [[nodiscard]] std::pair<int, int> operator()(int chunk) const;
+
+private:
+    int rows_, perChunk_;
+};
+
+/// Copies the rows of chunk `ctx.chunk` (each `rowBytes`, contiguous on host and device)
+/// from the host input to the same place in `device`; returns the bytes copied.
+size_t uploadRows(const ChunkContext& ctx, const RowStrips& strips, std::byte* device, size_t rowBytes);
 
 /// Runs the pipeline `options.warmup` times untimed, then `options.repetitions` times, and
 /// leaves the result in pipeline.hostOut.

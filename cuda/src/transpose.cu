@@ -328,29 +328,20 @@ GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOu
 
     std::byte* dIn = nullptr;
     std::byte* dOut = nullptr;
-    int rowsPerChunk = rows;
+    RowStrips strip(rows);  // strip c of input rows becomes output columns [r0, r1)
     const size_t rowBytes = size_t(cols) * pixelBytes;
     // Device output rows are padded to a multiple of 16 pixels and strips are a multiple of 16
     // rows, so that every strip's output starts 16-byte aligned in every output row: the
     // optimized kernel stores 16-byte chunks. The download skips the padding.
     constexpr size_t kOutputAlignment = 16;
     const size_t outPitch = (size_t(rows) + kOutputAlignment - 1) / kOutputAlignment * kOutputAlignment;
-    // Chunks are strips of input rows; strip c becomes output columns [r0, r1).
-    auto strip = [&](int chunk) { return std::pair<int, int>(chunk * rowsPerChunk, std::min(rows, (chunk + 1) * rowsPerChunk)); };
 
     p.prepare = [&](int requested) {
         dIn = static_cast<std::byte*>(engine.cache.device("transpose.in", bytes));
         dOut = static_cast<std::byte*>(engine.cache.device("transpose.out", size_t(cols) * outPitch * pixelBytes));
-        const int perChunk = std::max(1, (rows + requested - 1) / requested);
-        rowsPerChunk = int((size_t(perChunk) + kOutputAlignment - 1) / kOutputAlignment * kOutputAlignment);
-        return (rows + rowsPerChunk - 1) / rowsPerChunk;
+        return strip.split(requested, int(kOutputAlignment));
     };
-    p.upload = [&](const ChunkContext& c) {
-        const auto [r0, r1] = strip(c.chunk);
-        const size_t n = size_t(r1 - r0) * rowBytes;
-        KL_CUDA_TRY(cudaMemcpyAsync(dIn + r0 * rowBytes, c.hostIn + r0 * rowBytes, n, cudaMemcpyHostToDevice, c.stream));
-        return n;
-    };
+    p.upload = [&](const ChunkContext& c) { return uploadRows(c, strip, dIn, rowBytes); };
     p.compute = [&](const ChunkContext& c) {
         const int r0 = strip(c.chunk).first, r1 = strip(c.chunk).second;
         withElementType(pixelBytes, [&](auto tag) {
