@@ -201,13 +201,12 @@ cv::Mat conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec)
     const int padY = kernel.rows / 2, padX = kernel.cols / 2;
     const uint64_t paddedElements =
         uint64_t(input.rows + 2 * padY) * uint64_t(input.cols + 2 * padX) * uint64_t(input.channels());
-    // f64 source (padded or not) and f64 result, the f32 step, and the output.
-    ensureMemoryAvailable(2 * paddedElements * sizeof(double) +
-                              elementCount(input) * (sizeof(float) + CV_ELEM_SIZE1(outDepth)),
-                          "conv2d (OpenCV, f64 working copies)");
+    // f32 source (padded or not), the f32 result, and the output.
+    ensureMemoryAvailable(2 * paddedElements * sizeof(float) + elementCount(input) * CV_ELEM_SIZE1(outDepth),
+                          "conv2d (OpenCV, f32 working copies)");
 
-    cv::Mat source;  // f64 throughout, so that both CPU backends give identical results (conv2d.hpp)
-    input.convertTo(source, CV_64F);
+    cv::Mat source = input;
+    if (input.depth() != CV_32F) input.convertTo(source, CV_32F);
     int border = toOpenCvBorder(spec.border);
     const bool pad = spec.border == BorderMode::Wrap || (spec.border == BorderMode::Constant && spec.borderValue != 0);
     if (pad) {
@@ -217,23 +216,13 @@ cv::Mat conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec)
         border = cv::BORDER_CONSTANT;  // only the cropped-away rim sees it
     }
 
-    cv::Mat filtered;
-    // Only an exact split: an approximate one changes the sums by ~1e-7 relative, enough
-    // to round some near-tie u16 results the other way.
-    if (const auto factors = separateKernel(kernel, 0.0)) {
-        cv::Mat rowTaps, columnTaps;
-        cv::Mat(factors->row).convertTo(rowTaps, CV_64F);
-        cv::Mat(factors->column).convertTo(columnTaps, CV_64F);
-        cv::sepFilter2D(source, filtered, CV_64F, rowTaps, columnTaps, cv::Point(-1, -1), 0, border);
-    } else {
-        cv::Mat taps;
-        kernel.convertTo(taps, CV_64F);
-        cv::filter2D(source, filtered, CV_64F, taps, cv::Point(-1, -1), 0, border);
-    }
-    if (pad) filtered = filtered(cv::Rect(padX, padY, input.cols, input.rows));
-
     cv::Mat asFloat;
-    filtered.convertTo(asFloat, CV_32F);
+    if (const auto factors = separateKernel(kernel, 0.0))
+        cv::sepFilter2D(source, asFloat, CV_32F, factors->row, factors->column, cv::Point(-1, -1), 0, border);
+    else
+        cv::filter2D(source, asFloat, CV_32F, kernel, cv::Point(-1, -1), 0, border);
+    if (pad) asFloat = asFloat(cv::Rect(padX, padY, input.cols, input.rows)).clone();
+
     if (outDepth == CV_32F) return asFloat;
     // convertTo rounds ties-to-even and saturates, as saturateRound does, but cvRound is
     // undefined for infinities (huge taps), so clamp to the depth's range first.

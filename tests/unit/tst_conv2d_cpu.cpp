@@ -97,8 +97,6 @@ class TestConv2dCpu : public QObject {
         QCOMPARE(reference.channels(), input.channels());
         const kltest::Verdict verdict = kltest::checkConv2D(kl::conv2dOpenCV(input, spec), reference, input, spec);
         QVERIFY2(verdict.passed(), kltest::msg(verdict.failure));
-        // Stronger than the rule: both CPU backends sum in double, so not even ties differ.
-        QCOMPARE(verdict.tieDifferences, uint64_t(0));
     }
 
 private slots:
@@ -207,8 +205,9 @@ private slots:
         checkBackendsAgree(input, spec);
     }
 
-    // Dyadic taps on integers are summed exactly by both backends: no differences at all,
-    // even though many sums are exact ties (checks the ties-to-even rule end to end).
+    // Dyadic taps (at most 2^-10 granularity) on u8 are summed exactly in float and double
+    // alike: no differences at all, even though many sums are exact ties (checks the
+    // ties-to-even rule end to end). u16 would need 26 bits, more than a float holds.
     void dyadicKernelsAgreeExactly_data()
     {
         QTest::addColumn<cv::Mat>("kernel");
@@ -221,11 +220,9 @@ private slots:
     void dyadicKernelsAgreeExactly()
     {
         QFETCH(cv::Mat, kernel);
-        for (int depth : {CV_8U, CV_16U}) {
-            const cv::Mat input = kltest::randomImage(61, 97, depth, 3, 7);
-            const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101);
-            QCOMPARE(cv::norm(kl::conv2dReference(input, spec), kl::conv2dOpenCV(input, spec), cv::NORM_INF), 0.0);
-        }
+        const cv::Mat input = kltest::randomImage(61, 97, CV_8U, 3, 7);
+        const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101);
+        QCOMPARE(cv::norm(kl::conv2dReference(input, spec), kl::conv2dOpenCV(input, spec), cv::NORM_INF), 0.0);
     }
 
     // A 1x5 row [1 2 3 4 5] under the taps 1, 10, 100, 1000, 10000: out(x) spells, from the

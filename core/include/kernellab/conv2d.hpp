@@ -62,15 +62,13 @@ cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec);
 /// tests need to tell a rounding tie from a real difference.
 cv::Mat conv2dReferenceSums(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat* magnitudes = nullptr);
 /// cv::sepFilter2D when separateKernel splits the kernel exactly (tolerance 0: box,
-/// Sobel, Scharr, OpenCV's fixed Gaussian tables, 1xN / Nx1...; an approximate split
-/// would move sums by ~1e-7 and round some near-tie u16 results the other way), else
-/// cv::filter2D, both in CV_64F on the input converted to double. cv::copyMakeBorder
-/// pads first for Wrap and for a non-zero Constant value (filter2D has no wrap mode
-/// and pads constants with 0); the other modes are filter2D's own.
-/// The f64 result is then converted like the reference: to float, then rounded
-/// ties-to-even and saturated (convertTo), so both CPU backends give identical
-/// results. Filtering in CV_32F would not: below ~130 taps filter2D sums in float and
-/// rounds some near-tie results the other way (~0.3% of u16 pixels).
+/// Sobel, Scharr, OpenCV's fixed Gaussian tables, 1xN / Nx1...), else cv::filter2D,
+/// both in CV_32F (u8/u16 inputs are converted first: OpenCV's integer paths use fixed
+/// point, which rounds differently away from ties). cv::copyMakeBorder pads first for
+/// Wrap and for a non-zero Constant value (filter2D has no wrap mode and pads constants
+/// with 0); the other modes are filter2D's own. u8/u16 results are then rounded
+/// ties-to-even and saturated (convertTo). Summing in float, OpenCV may round a near-tie
+/// result the other way from the reference (the tests' tie rule, README).
 /// Non-finite f32 inputs: for kernels of 50+ taps filter2D goes through a DFT, which
 /// spreads a NaN/inf over the whole image; the reference only over the outputs whose
 /// window contains it.
