@@ -1,0 +1,29 @@
+#pragma once
+// Feeding Qt Charts series in bulk: one replace() per update (one repaint, not one per
+// point, as Qt's audio example does) and min/max decimation for long signals.
+#include <QList>
+#include <QPointF>
+
+#include <cstddef>
+
+class QXYSeries;
+class QValueAxis;
+
+namespace kl::gui {
+
+/// Replaces every point of `series` at once.
+void replacePoints(QXYSeries* series, const QList<QPointF>& points);
+
+/// Samples [0, count) at `rate` Hz between `fromSeconds` and `toSeconds`, as points (t, value).
+/// With more samples than 2 * `columns`, each pixel column contributes its min and max
+/// sample, so every peak stays visible while the series has O(columns) points.
+QList<QPointF> minMaxEnvelope(const float* samples, size_t count, double rate, double fromSeconds,
+                              double toSeconds, int columns);
+
+/// A "nice" tick step (1, 2 or 5 times a power of ten) giving about `ticks` intervals over `span`.
+double niceStep(double span, int ticks);
+
+/// Sets `axis` to the y extent of `points` with a small margin (a flat trace gets +-1 around its value).
+void fitYAxis(QValueAxis* axis, const QList<QPointF>& points);
+
+} // namespace kl::gui

@@ -1,0 +1,53 @@
+#pragma once
+// Which backends run and how the GPU is timed, as op_config's backend parameters.
+#include "op_config.hpp"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSettings;
+class QSpinBox;
+
+namespace kl::gui {
+
+class ExecutionPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ExecutionPanel(QWidget* parent = nullptr);
+
+    /// backends, memory, streams, repetitions, kernel-only.
+    [[nodiscard]] app::ParameterMap parameters() const;
+    /// Also run the GPU with the other host memory kind ("pageable vs pinned").
+    [[nodiscard]] bool compareMemory() const;
+
+    void setBackends(const std::vector<app::Backend>& backends);
+    void setBackendEnabled(app::Backend backend, bool on);
+    void setPinnedMemory(bool pinned);
+    void setCompareMemory(bool on);
+    void setStreams(int streams);
+    void setRepetitions(int repetitions);  ///< 0: the engine's defaults
+    void setKernelOnly(bool kernelOnly);
+    /// What the engine said about the GPU ("available: NVIDIA H200" or why not).
+    void setGpuStatus(const QString& text);
+
+    void saveSettings(QSettings& settings) const;
+    void restoreSettings(const QSettings& settings);
+
+signals:
+    void changed();
+
+private:
+    QCheckBox* cpuReference_ = nullptr;
+    QCheckBox* cpuOpenCV_ = nullptr;
+    QCheckBox* gpu_ = nullptr;
+    QComboBox* memory_ = nullptr;
+    QCheckBox* compareMemory_ = nullptr;
+    QSpinBox* streams_ = nullptr;
+    QSpinBox* repetitions_ = nullptr;
+    QComboBox* timing_ = nullptr;
+    QLabel* gpuStatus_ = nullptr;
+};
+
+} // namespace kl::gui

@@ -1,0 +1,130 @@
+// kernellab: the desktop app. With --screenshot it opens, runs, saves a picture of the
+// window and exits (for the docs and the tests).
+#include "app_paths.hpp"
+#include "execution_panel.hpp"
+#include "main_window.hpp"
+#include "operation_panel.hpp"
+#include "timings_panel.hpp"
+
+#include "kernellab/signal_io.hpp"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QTimer>
+
+#include <cstdio>
+
+namespace {
+
+/// Longest a --screenshot run may take before it gives up.
+constexpr int kScreenshotTimeoutMs = 300000;
+
+int fail(const QString& message)
+{
+    std::fprintf(stderr, "kernellab: %s\n", qPrintable(message));
+    return 2;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("KernelLab"));
+    QCoreApplication::setApplicationName(QStringLiteral("kernellab"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("CPU and GPU convolution, histogram and transpose, side by side."));
+    parser.addHelpOption();
+    const QCommandLineOption openOption(QStringLiteral("open"), QStringLiteral("Image or signal to open."), QStringLiteral("FILE"));
+    const QCommandLineOption opOption(QStringLiteral("op"), QStringLiteral("conv2d, conv1d, histogram or transpose."), QStringLiteral("OP"));
+    const QCommandLineOption presetOption(QStringLiteral("preset"), QStringLiteral("Kernel preset of the op."), QStringLiteral("NAME"));
+    const QCommandLineOption backendsOption(QStringLiteral("backends"),
+                                            QStringLiteral("Comma-separated: cpu-ref, cpu-opencv, gpu."), QStringLiteral("LIST"));
+    const QCommandLineOption memoryOption(QStringLiteral("memory"), QStringLiteral("GPU host memory: pageable or pinned."),
+                                          QStringLiteral("KIND"));
+    const QCommandLineOption streamsOption(QStringLiteral("streams"), QStringLiteral("GPU streams, 1..16."), QStringLiteral("N"));
+    const QCommandLineOption compareOption(QStringLiteral("compare"),
+                                           QStringLiteral("Also run the GPU with: memory (the other host memory kind) or "
+                                                          "variants (every variant); may be repeated."),
+                                           QStringLiteral("WHAT"));
+    const QCommandLineOption logOption(QStringLiteral("log-timings"), QStringLiteral("Timings on a logarithmic axis."));
+    const QCommandLineOption screenshotOption(
+        QStringLiteral("screenshot"), QStringLiteral("Run, save a PNG of the window to FILE and exit."), QStringLiteral("FILE"));
+    const QCommandLineOption panelOption(QStringLiteral("panel"),
+                                         QStringLiteral("Panel in front: timings, streams, histogram or log."),
+                                         QStringLiteral("NAME"));
+    parser.addOptions({openOption, opOption, presetOption, backendsOption, memoryOption, streamsOption, compareOption,
+                       logOption, panelOption, screenshotOption});
+    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("Image or signal to open (as --open)."));
+    parser.process(app);
+
+    QString input = parser.value(openOption);
+    if (input.isEmpty() && !parser.positionalArguments().isEmpty()) input = parser.positionalArguments().first();
+    if (input.isEmpty()) {
+        // So that the first command of the README shows something real.
+        const QString camera = kl::app::sampleDataDir() + QStringLiteral("/camera.png");
+        if (QFileInfo::exists(camera)) input = camera;
+    }
+    const bool screenshot = parser.isSet(screenshotOption);
+
+    kl::gui::MainWindow window(!screenshot);
+    try {
+        if (parser.isSet(opOption)) window.operationPanel()->setOp(kl::app::parseOp(parser.value(opOption)));
+        else if (!input.isEmpty() && kl::isSignalFile(input.toStdString()))
+            window.operationPanel()->setOp(kl::app::Op::Conv1D);
+        if (parser.isSet(presetOption) && !window.operationPanel()->setPreset(parser.value(presetOption)))
+            return fail(QStringLiteral("--preset: '%1' is not a preset of %2")
+                            .arg(parser.value(presetOption), kl::app::toString(window.operationPanel()->op())));
+        if (parser.isSet(backendsOption))
+            window.executionPanel()->setBackends(kl::app::parseBackends(parser.value(backendsOption)));
+        if (parser.isSet(memoryOption))
+            window.executionPanel()->setPinnedMemory(kl::gpu::parseHostMemory(parser.value(memoryOption).toStdString()) ==
+                                                     kl::gpu::HostMemory::Pinned);
+        if (parser.isSet(streamsOption)) {
+            bool ok = false;
+            const int streams = parser.value(streamsOption).toInt(&ok);
+            if (!ok || streams < 1 || streams > 16) return fail(QStringLiteral("--streams: give a number from 1 to 16"));
+            window.executionPanel()->setStreams(streams);
+        }
+        for (const QString& what : parser.values(compareOption)) {
+            if (what == QLatin1String("memory")) window.executionPanel()->setCompareMemory(true);
+            else if (what == QLatin1String("variants")) window.operationPanel()->setCompareVariants(true);
+            else return fail(QStringLiteral("--compare: '%1' is not memory or variants").arg(what));
+        }
+        if (parser.isSet(logOption)) window.timingsPanel()->setLogScale(true);
+        if (parser.isSet(panelOption) && !window.showPanel(parser.value(panelOption)))
+            return fail(QStringLiteral("--panel: '%1' is not timings, streams, histogram or log").arg(parser.value(panelOption)));
+    } catch (const std::exception& e) {
+        return fail(QString::fromUtf8(e.what()));
+    }
+    window.show();
+    if (!input.isEmpty()) window.openFile(input);
+
+    if (screenshot) {
+        if (input.isEmpty()) return fail(QStringLiteral("--screenshot needs an input (--open FILE)"));
+        const QString path = parser.value(screenshotOption);
+        const auto capture = [&window, path](int exitCode) {
+            // One more turn of the event loop so the last results are laid out and painted.
+            QTimer::singleShot(300, &window, [&window, path, exitCode] {
+                if (!window.window()->grab().save(path, "PNG")) {
+                    fail(QStringLiteral("cannot write %1").arg(path));
+                    QCoreApplication::exit(2);
+                    return;
+                }
+                QCoreApplication::exit(exitCode);
+            });
+        };
+        QObject::connect(&window, &kl::gui::MainWindow::runFinished, &window, [&window, capture] {
+            if (!window.isBusy()) capture(0);
+        });
+        QObject::connect(&window, &kl::gui::MainWindow::runFailed, &window, [capture] { capture(1); });
+        QObject::connect(&window, &kl::gui::MainWindow::inputFailed, &window, [capture] { capture(1); });
+        QTimer::singleShot(kScreenshotTimeoutMs, &window, [] {
+            fail(QStringLiteral("--screenshot: the run did not finish in time"));
+            QCoreApplication::exit(3);
+        });
+    }
+    return app.exec();
+}

@@ -1,0 +1,822 @@
+#include "main_window.hpp"
+
+#include "app_paths.hpp"
+#include "execution_panel.hpp"
+#include "generate_dialog.hpp"
+#include "histogram_panel.hpp"
+#include "operation_panel.hpp"
+#include "signal_view.hpp"
+#include "streams_panel.hpp"
+#include "timings_panel.hpp"
+
+#include "kernellab/image.hpp"
+#include "kernellab/image_io.hpp"
+#include "kernellab/signal_io.hpp"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QJsonDocument>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QStyle>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+// The resources live in this static library, whose registration object the linker would
+// otherwise leave out; Q_INIT_RESOURCE must be called outside any namespace.
+static void initResources()
+{
+    Q_INIT_RESOURCE(kernellab);
+}
+
+namespace kl::gui {
+namespace {
+
+constexpr int kRerunDelayMs = 300;
+constexpr int kMaxRecentFiles = 10;
+constexpr int kProgressSteps = 1000;
+
+QString ms(double v)
+{
+    return QStringLiteral("%1 ms").arg(v, 0, 'f', v < 1 ? 4 : 3);
+}
+
+QString fileLabel(const QString& inputName)
+{
+    return QFileInfo(inputName).exists() ? QFileInfo(inputName).fileName() : inputName;
+}
+
+/// "cpu-ref · 3.214 ms" or "gpu tiled pinned ×4 · kernel 0.05 ms · end-to-end 0.51 ms" (medians).
+QString backendCaption(const app::BackendResult& r)
+{
+    if (!r.gpu) return QStringLiteral("%1 · %2").arg(backendLabel(r), ms(r.time.medianMs));
+    QString caption = backendLabel(r) + QObject::tr(" · kernel %1").arg(ms(r.gpu->kernel.medianMs));
+    if (r.gpu->total.medianMs > 0) caption += QObject::tr(" · end-to-end %1").arg(ms(r.gpu->total.medianMs));
+    return caption;
+}
+
+QString windowNote(const DisplayImage& display)
+{
+    return display.autoWindow ? QObject::tr(" · window [%1, %2]")
+                                    .arg(display.windowLo, 0, 'g', 6)
+                                    .arg(display.windowHi, 0, 'g', 6)
+                              : QString();
+}
+
+/// Why a view has no output for a backend (the engine's error, or that it was not run).
+QString missingOutput(const app::RunResult& result, const app::BackendResult* r, const QString& what)
+{
+    if (!r) return QObject::tr("%1 was not selected to run (Execution panel)").arg(what);
+    if (!r->ok()) return r->error;
+    if (result.request.op == app::Op::Histogram) return QObject::tr("Histogram results are in the Histogram panel");
+    return {};
+}
+
+/// The first CPU backend that ran, failed or not (what the CPU view explains when none succeeded).
+const app::BackendResult* firstCpuResult(const app::RunResult& result)
+{
+    for (const app::BackendResult& r : result.results)
+        if (r.backend != app::Backend::Gpu) return &r;
+    return nullptr;
+}
+
+QString nothingToSave(app::Backend backend)
+{
+    return QObject::tr("No %1 image or signal output to save")
+        .arg(backend == app::Backend::Gpu ? QObject::tr("GPU") : QObject::tr("CPU"));
+}
+
+QString joinParameters(const app::ParameterMap& parameters)
+{
+    QStringList parts;
+    for (auto it = parameters.begin(); it != parameters.end(); ++it) parts << it.key() + QLatin1Char('=') + it.value();
+    return parts.join(QLatin1Char(' '));
+}
+
+QStringList extensionPatterns(const std::vector<std::string>& extensions)
+{
+    QStringList patterns;
+    for (const std::string& e : extensions) patterns << QStringLiteral("*") + QString::fromStdString(e);
+    return patterns;
+}
+
+/// The sample rate a file name suggests ("ecg_360hz.npy" -> 360), or 48000.
+double guessSampleRate(const QString& path)
+{
+    static const QRegularExpression hz(QStringLiteral("(\\d+)\\s*hz"), QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpressionMatch m = hz.match(QFileInfo(path).fileName());
+    return m.hasMatch() ? m.captured(1).toDouble() : 48000.0;
+}
+
+LoadedInput loadInBackground(const app::ParameterMap& parameters)
+{
+    LoadedInput loaded;
+    try {
+        app::RunRequest request;
+        app::loadInput(request, parameters);
+        loaded.input.name = request.inputName;
+        loaded.input.image = request.image;
+        if (request.image.empty()) loaded.input.signal = std::make_shared<const Signal>(std::move(request.signal));
+        else loaded.display = toDisplayImage(request.image);
+    } catch (const std::bad_alloc&) {
+        loaded.error = QObject::tr("out of memory");
+    } catch (const std::exception& e) {
+        loaded.error = QString::fromUtf8(e.what());
+        // The signal reader's own words for a file that does not store its rate.
+        loaded.needsRate = loaded.error.contains(QLatin1String("sample rate unknown"));
+    }
+    return loaded;
+}
+
+} // namespace
+
+MainWindow::MainWindow(bool interactive, QWidget* parent)
+    : QMainWindow(parent)
+    , interactive_(interactive)
+{
+    initResources();
+    setWindowTitle(tr("KernelLab"));
+    // PNG renderings of kernellab.svg: Qt's SVG plugin is not a dependency.
+    QIcon icon;
+    icon.addFile(QStringLiteral(":/icons/kernellab-64.png"));
+    icon.addFile(QStringLiteral(":/icons/kernellab-128.png"));
+    setWindowIcon(icon);
+    setAcceptDrops(true);
+    setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+    // The parameter docks run the full height; the result panels sit under the views only.
+    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+
+    views_ = new QStackedWidget;
+    images_ = new ImageGrid;
+    signals_ = new SignalView;
+    views_->addWidget(images_);
+    views_->addWidget(signals_);
+    setCentralWidget(views_);
+
+    worker_ = new RunWorker(this);
+    buildDocks();
+    buildActions();
+
+    progress_ = new QProgressBar;
+    progress_->setRange(0, kProgressSteps);
+    progress_->setMaximumWidth(260);
+    progress_->setTextVisible(true);
+    cancelButton_ = new QToolButton;
+    cancelButton_->setText(tr("Cancel"));
+    cancelButton_->setToolTip(tr("Cancel the run (Esc)"));
+    zoom_ = new QLabel;
+    zoom_->setToolTip(tr("Zoom of the image views (wheel; Ctrl+0 fits, Ctrl+1 is 100 %)"));
+    connect(images_->sync(), &ViewSync::scaleChanged, this,
+            [this](double scale) { zoom_->setText(tr("Zoom %1 %").arg(scale * 100, 0, 'f', scale < 0.1 ? 1 : 0)); });
+    statusBar()->addPermanentWidget(zoom_);
+    statusBar()->addPermanentWidget(progress_);
+    statusBar()->addPermanentWidget(cancelButton_);
+    setProgress(false);
+    connect(cancelButton_, &QToolButton::clicked, this, &MainWindow::cancelRun);
+
+    rerun_.setSingleShot(true);
+    rerun_.setInterval(kRerunDelayMs);
+    connect(&rerun_, &QTimer::timeout, this, &MainWindow::runNow);
+    connect(operation_, &OperationPanel::changed, this, &MainWindow::scheduleRun);
+    connect(execution_, &ExecutionPanel::changed, this, &MainWindow::scheduleRun);
+
+    connect(worker_, &RunWorker::progressed, this, [this](quint64 id, double fraction, const QString& what) {
+        if (id == currentRun_) setProgress(true, fraction, what);
+    });
+    connect(worker_, &RunWorker::finished, this, &MainWindow::showOutcome);
+    connect(worker_, &RunWorker::failed, this, [this](quint64 id, const QString& message) {
+        if (id != currentRun_) return;
+        setProgress(false);
+        reportError(tr("Run failed: %1").arg(message));
+        emit runFailed(message);
+    });
+    connect(worker_, &RunWorker::cancelled, this, [this](quint64 id) {
+        if (id != currentRun_) return;
+        setProgress(false);
+        logLine(tr("Run #%1 cancelled").arg(id));
+        statusBar()->showMessage(tr("Cancelled"));
+    });
+    connect(&loader_, &QFutureWatcher<LoadedInput>::finished, this, &MainWindow::inputReady);
+
+    // Asking the CUDA runtime can take a while on a machine with a GPU, so not on the GUI thread.
+    auto* status = new QFutureWatcher<gpu::GpuStatus>(this);
+    connect(status, &QFutureWatcher<gpu::GpuStatus>::finished, this, [this, status] {
+        const gpu::GpuStatus s = status->result();
+        const QString text =
+            s.available ? tr("GPU available") : tr("GPU unavailable: %1").arg(QString::fromStdString(s.reason));
+        execution_->setGpuStatus(text);
+        logLine(text);
+        status->deleteLater();
+    });
+    status->setFuture(QtConcurrent::run([] { return gpu::gpuStatus(); }));
+
+    clearOutputs(tr("Open an image or a signal (File menu, Samples, or drop a file here)"));
+    resize(1400, 900);
+    if (interactive_) {
+        QSettings settings;
+        restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+        restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+        lastFolder_ = settings.value(QStringLiteral("lastFolder"), app::sampleDataDir()).toString();
+        recentFiles_ = settings.value(QStringLiteral("recentFiles")).toStringList();
+        execution_->restoreSettings(settings);
+    } else {
+        lastFolder_ = app::sampleDataDir();
+    }
+    rebuildRecentMenu();
+}
+
+MainWindow::~MainWindow()
+{
+    loader_.waitForFinished();
+}
+
+void MainWindow::buildDocks()
+{
+    operation_ = new OperationPanel;
+    execution_ = new ExecutionPanel;
+    timings_ = new TimingsPanel;
+    streams_ = new StreamsPanel;
+    histogram_ = new HistogramPanel;
+    log_ = new QPlainTextEdit;
+    log_->setReadOnly(true);
+    log_->setMaximumBlockCount(5000);
+
+    const auto dock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
+        auto* d = new QDockWidget(title, this);
+        d->setObjectName(name);
+        d->setWidget(content);
+        addDockWidget(area, d);
+        return d;
+    };
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(operation_);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(340);
+    QDockWidget* operationDock = dock(tr("Operation"), QStringLiteral("operationDock"), scroll, Qt::RightDockWidgetArea);
+
+    auto* executionBox = new QWidget;
+    auto* executionLayout = new QVBoxLayout(executionBox);
+    executionLayout->setContentsMargins(0, 0, 0, 0);
+    executionLayout->addWidget(execution_);
+    auto* runButton = new QPushButton(style()->standardIcon(QStyle::SP_MediaPlay), tr("Run (F5)"));
+    connect(runButton, &QPushButton::clicked, this, &MainWindow::runNow);
+    executionLayout->addWidget(runButton);
+    QDockWidget* executionDock = dock(tr("Execution"), QStringLiteral("executionDock"), executionBox, Qt::RightDockWidgetArea);
+    splitDockWidget(operationDock, executionDock, Qt::Vertical);
+
+    QDockWidget* timingsDock = dock(tr("Timings"), QStringLiteral("timingsDock"), timings_, Qt::BottomDockWidgetArea);
+    QDockWidget* streamsDock = dock(tr("Streams"), QStringLiteral("streamsDock"), streams_, Qt::BottomDockWidgetArea);
+    QDockWidget* histogramDock = dock(tr("Histogram"), QStringLiteral("histogramDock"), histogram_, Qt::BottomDockWidgetArea);
+    QDockWidget* logDock = dock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(timingsDock, streamsDock);
+    tabifyDockWidget(streamsDock, histogramDock);
+    tabifyDockWidget(histogramDock, logDock);
+    timingsDock->raise();
+    resizeDocks({timingsDock}, {280}, Qt::Vertical);
+    resizeDocks({operationDock, executionDock}, {600, 300}, Qt::Vertical);
+    resizeDocks({operationDock}, {420}, Qt::Horizontal);
+}
+
+void MainWindow::buildActions()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this, [this] {
+        const QString filter = tr("Images and signals (%1 %2);;All files (*)")
+                                   .arg(extensionPatterns(imageExtensions()).join(QLatin1Char(' ')),
+                                        extensionPatterns(signalExtensions()).join(QLatin1Char(' ')));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open image or signal"), lastFolder_, filter);
+        if (!path.isEmpty()) openFile(path);
+    });
+    open->setShortcut(QKeySequence::Open);
+    recentMenu_ = file->addMenu(tr("Open &Recent"));
+    samplesMenu_ = file->addMenu(tr("&Samples"));
+    connect(samplesMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildSamplesMenu);
+    rebuildSamplesMenu();
+    QAction* generate = file->addAction(QIcon(QStringLiteral(":/icons/generate.png")), tr("&Generate test input…"), this, [this] {
+        GenerateDialog dialog(this);
+        if (dialog.exec() == QDialog::Accepted) generateInput(dialog.spec());
+    });
+    generate->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+    file->addSeparator();
+    QAction* saveCpu = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Save &CPU output…"), this,
+                                       [this] { saveOutputAs(app::Backend::CpuReference); });
+    saveCpu->setShortcut(QKeySequence::Save);
+    file->addAction(tr("Save &GPU output…"), this, [this] { saveOutputAs(app::Backend::Gpu); });
+    file->addAction(tr("Save report as &JSON…"), this, [this] { saveReportAs(true); });
+    file->addAction(tr("Save report as CS&V…"), this, [this] { saveReportAs(false); });
+    QMenu* png = file->addMenu(tr("Save as &PNG"));
+    png->addAction(tr("Views…"), this, [this] { saveWidgetPngAs(views_, QStringLiteral("views.png")); });
+    png->addAction(tr("Timings…"), this, [this] { saveWidgetPngAs(timings_, QStringLiteral("timings.png")); });
+    png->addAction(tr("Streams…"), this, [this] { saveWidgetPngAs(streams_, QStringLiteral("streams.png")); });
+    png->addAction(tr("Histogram…"), this, [this] { saveWidgetPngAs(histogram_, QStringLiteral("histogram.png")); });
+    png->addAction(tr("Whole window…"), this, [this] { saveWidgetPngAs(this, QStringLiteral("kernellab.png")); });
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    QAction* runAction = run->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this, &MainWindow::runNow);
+    runAction->setShortcut(QKeySequence(Qt::Key_F5));
+    QAction* cancel = run->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), this, &MainWindow::cancelRun);
+    cancel->setShortcut(QKeySequence(Qt::Key_Escape));
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    QAction* fit = view->addAction(tr("&Fit"), this, [this] { images_->sync()->fit(); });
+    fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    QAction* actual = view->addAction(tr("&100 %"), this, [this] { images_->sync()->setScale(1); });
+    actual->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
+    QAction* zoomIn = view->addAction(tr("Zoom &in"), this, [this] { images_->sync()->zoomBy(1.25); });
+    zoomIn->setShortcut(QKeySequence::ZoomIn);
+    QAction* zoomOut = view->addAction(tr("Zoom &out"), this, [this] { images_->sync()->zoomBy(0.8); });
+    zoomOut->setShortcut(QKeySequence::ZoomOut);
+    view->addSeparator();
+    QMenu* panels = view->addMenu(tr("&Panels"));
+    for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About KernelLab"), this, [this] {
+        QMessageBox::about(this, tr("About KernelLab"),
+                           tr("<b>KernelLab</b><p>2D and 1D convolution, histogram and transpose on the CPU "
+                              "(plain loops and OpenCV) and on a CUDA GPU, side by side, with where the time went.</p>"));
+    });
+
+    QToolBar* tools = addToolBar(tr("Main"));
+    tools->setObjectName(QStringLiteral("mainToolBar"));
+    tools->addAction(open);
+    tools->addAction(generate);
+    tools->addAction(saveCpu);
+    tools->addSeparator();
+    tools->addAction(runAction);
+    tools->addAction(cancel);
+    tools->addSeparator();
+    tools->addAction(fit);
+    tools->addAction(actual);
+}
+
+bool MainWindow::showPanel(const QString& name)
+{
+    auto* dock = findChild<QDockWidget*>(name + QStringLiteral("Dock"));
+    if (!dock) return false;
+    dock->show();
+    dock->raise();
+    return true;
+}
+
+void MainWindow::openFile(const QString& path)
+{
+    lastFolder_ = QFileInfo(path).absolutePath();
+    startLoad({{QStringLiteral("input"), path}});
+}
+
+void MainWindow::generateInput(const app::GenerateSpec& spec)
+{
+    startLoad({{QStringLiteral("generate"), app::toString(spec)}});
+}
+
+void MainWindow::startLoad(const app::ParameterMap& parameters)
+{
+    // A newer request wins; the older load finishes unobserved (loads cannot be interrupted).
+    loader_.disconnect(this);
+    loader_.waitForFinished();
+    connect(&loader_, &QFutureWatcher<LoadedInput>::finished, this, &MainWindow::inputReady);
+    loading_ = parameters;
+    const QString what = parameters.value(QStringLiteral("input"), parameters.value(QStringLiteral("generate")));
+    statusBar()->showMessage(tr("Loading %1…").arg(what));
+    setProgress(true, 0, tr("loading"));
+    loader_.setFuture(QtConcurrent::run(loadInBackground, parameters));
+}
+
+void MainWindow::inputReady()
+{
+    LoadedInput loaded = loader_.result();
+    setProgress(false);
+    const QString what = loading_.value(QStringLiteral("input"), loading_.value(QStringLiteral("generate")));
+    if (!loaded.error.isEmpty()) {
+        if (loaded.needsRate && !loading_.contains(QStringLiteral("rate")) && interactive_) {
+            bool ok = false;
+            const double rate = QInputDialog::getDouble(this, tr("Sample rate"),
+                                                        tr("%1 does not store its sample rate. Sample rate (Hz):")
+                                                            .arg(QFileInfo(what).fileName()),
+                                                        guessSampleRate(what), 1e-3, 1e9, 3, &ok);
+            if (ok) {
+                app::ParameterMap retry = loading_;
+                retry[QStringLiteral("rate")] = QString::number(rate, 'g', 12);
+                const QString suffix = QFileInfo(what).suffix().toLower();
+                if (suffix == QLatin1String("raw") || suffix == QLatin1String("f32"))
+                    retry[QStringLiteral("channels")] = QString::number(QInputDialog::getInt(
+                        this, tr("Channels"), tr("Interleaved channels in the raw file:"), 1, 1, 64));
+                startLoad(retry);
+                return;
+            }
+        }
+        reportError(tr("Cannot open %1: %2").arg(what, loaded.error));
+        emit inputFailed(loaded.error);
+        return;
+    }
+    input_ = std::move(loaded.input);
+    const bool isSignal = input_.signal != nullptr;
+    const QString description =
+        QString::fromStdString(isSignal ? describeSignal(*input_.signal) : describeImage(input_.image));
+    views_->setCurrentWidget(isSignal ? static_cast<QWidget*>(signals_) : images_);
+    operation_->setInput(isSignal, isSignal ? input_.signal->sampleRate : 0.0);
+    if (isSignal) {
+        signals_->setTrace(SignalView::Trace::Input, input_.signal,
+                           tr("Input · %1 · %2").arg(fileLabel(input_.name), description));
+    } else {
+        images_->view(ImageGrid::Pane::Input)->setImage(input_.image, loaded.display);
+        images_->setCaption(ImageGrid::Pane::Input,
+                            tr("Input · %1 · %2%3").arg(fileLabel(input_.name), description, windowNote(loaded.display)));
+        images_->sync()->fit();
+    }
+    clearOutputs(tr("Running…"));
+    if (loading_.contains(QStringLiteral("input"))) addRecentFile(loading_.value(QStringLiteral("input")));
+    setWindowTitle(tr("%1 — KernelLab").arg(fileLabel(input_.name)));
+    logLine(tr("Opened %1: %2").arg(input_.name, description));
+    emit inputLoaded(input_.name);
+    runNow();
+}
+
+void MainWindow::scheduleRun()
+{
+    rerun_.start();
+}
+
+bool MainWindow::isBusy() const
+{
+    return loader_.isRunning() || rerun_.isActive() || worker_->busy();
+}
+
+void MainWindow::runNow()
+{
+    rerun_.stop();
+    if (input_.empty()) {
+        statusBar()->showMessage(tr("Open an image or a signal first"));
+        return;
+    }
+    app::RunRequest request;
+    request.image = input_.image;
+    // Configuring needs only the signal's shape and rate; the worker copies the samples in.
+    if (input_.signal) request.signal = Signal(input_.signal->channels, 0, input_.signal->sampleRate);
+    request.inputName = input_.name;
+    app::ParameterMap parameters = operation_->parameters();
+    parameters.insert(execution_->parameters());
+    try {
+        app::configureRequest(request, parameters);
+        operation_->applyCustomKernel(request);
+    } catch (const std::exception& e) {
+        reportError(tr("Not run: %1").arg(QString::fromUtf8(e.what())));
+        return;
+    }
+    RunJob job;
+    job.request = std::move(request);
+    job.signal = input_.signal;
+    job.compareMemory = execution_->compareMemory();
+    job.compareVariants = operation_->compareVariants();
+    currentRun_ = worker_->submit(std::move(job));
+    logLine(tr("Run #%1: %2 on %3: %4")
+                .arg(currentRun_)
+                .arg(app::toString(operation_->op()), fileLabel(input_.name), joinParameters(parameters)));
+    setProgress(true, 0, tr("starting"));
+    statusBar()->showMessage(tr("Running %1…").arg(app::toString(operation_->op())));
+}
+
+void MainWindow::cancelRun()
+{
+    rerun_.stop();
+    worker_->cancel();
+}
+
+void MainWindow::showOutcome(const std::shared_ptr<const RunOutcome>& outcome)
+{
+    if (outcome->id != currentRun_) return;  // superseded while it finished
+    outcome_ = outcome;
+    setProgress(false);
+    const app::RunResult& main = outcome->main;
+    if (main.request.image.empty()) showSignalOutcome(*outcome);
+    else showImageOutcome(*outcome);
+    timings_->showOutcome(*outcome);
+    streams_->showOutcome(*outcome);
+
+    QStringList summary;
+    for (const app::BackendResult& r : main.results) {
+        if (r.ok()) {
+            logLine(QStringLiteral("  %1: median %2 (min %3, max %4, %5 runs)")
+                        .arg(backendLabel(r), ms(r.time.medianMs),
+                             ms(r.time.minMs), ms(r.time.maxMs))
+                        .arg(r.time.repetitions));
+            summary << QStringLiteral("%1 %2").arg(app::toString(r.backend), ms(r.time.medianMs));
+        } else {
+            logLine(QStringLiteral("  %1: ERROR: %2").arg(app::toString(r.backend), r.error));
+            summary << QStringLiteral("%1: %2").arg(app::toString(r.backend), r.error);
+        }
+    }
+    for (const auto& [backend, comparison] : main.comparisons) {
+        const QString problem = app::disagreement(main.request, comparison);
+        logLine(QStringLiteral("  %1 vs %2: max |diff| %3, %4 of %5 differ%6")
+                    .arg(app::toString(backend), app::toString(*main.comparisonReference))
+                    .arg(comparison.maxAbsError, 0, 'g', 6)
+                    .arg(comparison.differing)
+                    .arg(comparison.elements)
+                    .arg(problem.isEmpty() ? QString() : QStringLiteral(": DISAGREES: ") + problem));
+    }
+    for (const app::RunResult& run : outcome->gpuComparisons)
+        for (const app::BackendResult& r : run.results)
+            logLine(QStringLiteral("  comparison %1").arg(r.ok() ? backendCaption(r) : QStringLiteral("gpu: ERROR: ") + r.error));
+    statusBar()->showMessage(tr("%1 done: %2").arg(app::toString(main.request.op), summary.join(QStringLiteral("; "))));
+    emit runFinished();
+}
+
+void MainWindow::showImageOutcome(const RunOutcome& outcome)
+{
+    const app::RunResult& main = outcome.main;
+    const app::BackendResult* cpu = shownCpuResult(main);
+    const app::BackendResult* gpuResult = main.find(app::Backend::Gpu);
+    ImageView* cpuView = images_->view(ImageGrid::Pane::Cpu);
+    ImageView* gpuView = images_->view(ImageGrid::Pane::Gpu);
+    ImageView* diffView = images_->view(ImageGrid::Pane::Difference);
+
+    if (cpu && !cpu->image.empty()) {
+        cpuView->setImage(cpu->image, outcome.cpuImage);
+        images_->setCaption(ImageGrid::Pane::Cpu, backendCaption(*cpu) + windowNote(outcome.cpuImage));
+    } else {
+        cpuView->showMessage(missingOutput(main, cpu ? cpu : firstCpuResult(main), tr("No CPU backend")));
+        images_->setCaption(ImageGrid::Pane::Cpu, tr("CPU"));
+    }
+    if (gpuResult && gpuResult->ok() && !gpuResult->image.empty()) {
+        gpuView->setImage(gpuResult->image, outcome.gpuImage);
+        images_->setCaption(ImageGrid::Pane::Gpu, backendCaption(*gpuResult) + windowNote(outcome.gpuImage));
+    } else {
+        gpuView->showMessage(missingOutput(main, gpuResult, tr("The GPU")));
+        images_->setCaption(ImageGrid::Pane::Gpu, gpuResult && !gpuResult->ok() ? tr("GPU · unavailable") : tr("GPU"));
+    }
+    if (outcome.differenceBackend && cpu) {
+        diffView->setImage(outcome.difference, outcome.differenceImage);
+        QString stats;
+        for (const auto& [backend, c] : main.comparisons)
+            if (backend == *outcome.differenceBackend)
+                stats = tr(" · max %1 · mean %2 · %3 of %4 differ")
+                            .arg(c.maxAbsError, 0, 'g', 4)
+                            .arg(c.meanAbsError, 0, 'g', 4)
+                            .arg(c.differing)
+                            .arg(c.elements);
+        images_->setCaption(ImageGrid::Pane::Difference,
+                            tr("Difference |%1 − %2|%3")
+                                .arg(app::toString(*outcome.differenceBackend), app::toString(cpu->backend), stats));
+    } else {
+        diffView->showMessage(main.request.op == app::Op::Histogram
+                                  ? tr("Histogram results are compared in the Histogram panel")
+                                  : tr("The difference needs a CPU output and a second output (GPU or the other CPU "
+                                       "backend).\n%1")
+                                        .arg(gpuResult && !gpuResult->ok() ? gpuResult->error : QString()));
+        images_->setCaption(ImageGrid::Pane::Difference, tr("Difference"));
+    }
+    histogram_->showHistograms(outcome.histograms, main.request.op == app::Op::Histogram);
+}
+
+void MainWindow::showSignalOutcome(const RunOutcome& outcome)
+{
+    const app::RunResult& main = outcome.main;
+    const app::BackendResult* cpu = shownCpuResult(main);
+    const app::BackendResult* gpuResult = main.find(app::Backend::Gpu);
+    // A transposed signal is shown as its interleaved samples, one channel at channels x the rate.
+    const QString layout = main.request.op == app::Op::Transpose
+                               ? tr(" · interleaved: %1 channels at %2 Hz")
+                                     .arg(main.request.signal.channels)
+                                     .arg(main.request.signal.sampleRate * main.request.signal.channels)
+                               : QString();
+    if (outcome.cpuSignal)
+        signals_->setTrace(SignalView::Trace::Cpu, outcome.cpuSignal, backendCaption(*cpu) + layout);
+    else
+        signals_->setTrace(SignalView::Trace::Cpu, nullptr,
+                           tr("CPU: %1").arg(missingOutput(main, firstCpuResult(main), tr("No CPU backend"))));
+    if (outcome.gpuSignal)
+        signals_->setTrace(SignalView::Trace::Gpu, outcome.gpuSignal, backendCaption(*gpuResult) + layout);
+    else
+        signals_->setTrace(SignalView::Trace::Gpu, nullptr, tr("GPU: %1").arg(missingOutput(main, gpuResult, tr("The GPU"))));
+    histogram_->showMessage(tr("Histograms are computed for image inputs."));
+}
+
+void MainWindow::clearOutputs(const QString& why)
+{
+    for (ImageGrid::Pane pane : {ImageGrid::Pane::Cpu, ImageGrid::Pane::Gpu, ImageGrid::Pane::Difference})
+        images_->view(pane)->showMessage(why);
+    images_->setCaption(ImageGrid::Pane::Cpu, tr("CPU"));
+    images_->setCaption(ImageGrid::Pane::Gpu, tr("GPU"));
+    images_->setCaption(ImageGrid::Pane::Difference, tr("Difference"));
+    signals_->setTrace(SignalView::Trace::Cpu, nullptr, tr("CPU: %1").arg(why));
+    signals_->setTrace(SignalView::Trace::Gpu, nullptr, tr("GPU: %1").arg(why));
+    timings_->showMessage(why);
+    streams_->showMessage(why);
+    histogram_->showMessage(why);
+    outcome_.reset();
+}
+
+QString MainWindow::logText() const
+{
+    return log_->toPlainText();
+}
+
+QString MainWindow::statusText() const
+{
+    return statusBar()->currentMessage();
+}
+
+void MainWindow::logLine(const QString& line)
+{
+    log_->appendPlainText(QTime::currentTime().toString(QStringLiteral("HH:mm:ss  ")) + line);
+}
+
+void MainWindow::reportError(const QString& message)
+{
+    logLine(QStringLiteral("ERROR: ") + message);
+    statusBar()->showMessage(message);
+}
+
+void MainWindow::setProgress(bool visible, double fraction, const QString& what)
+{
+    progress_->setVisible(visible);
+    cancelButton_->setVisible(visible);
+    progress_->setValue(int(fraction * kProgressSteps));
+    progress_->setFormat(what.isEmpty() ? QStringLiteral("%p%") : what + QStringLiteral(" %p%"));
+}
+
+void MainWindow::addRecentFile(const QString& path)
+{
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    recentFiles_.removeAll(absolute);
+    recentFiles_.prepend(absolute);
+    while (recentFiles_.size() > kMaxRecentFiles) recentFiles_.removeLast();
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    recentMenu_->clear();
+    for (const QString& path : recentFiles_) recentMenu_->addAction(path, this, [this, path] { openFile(path); });
+    recentMenu_->setEnabled(!recentFiles_.isEmpty());
+}
+
+void MainWindow::rebuildSamplesMenu()
+{
+    samplesMenu_->clear();
+    QStringList patterns = extensionPatterns(imageExtensions()) + extensionPatterns(signalExtensions());
+    const QDir samples(app::sampleDataDir());
+    for (const QFileInfo& f : samples.entryInfoList(patterns, QDir::Files, QDir::Name)) {
+        const QString path = f.absoluteFilePath();
+        samplesMenu_->addAction(f.fileName(), this, [this, path] { openFile(path); });
+    }
+    if (samplesMenu_->isEmpty()) samplesMenu_->addAction(tr("No samples in %1").arg(samples.path()))->setEnabled(false);
+}
+
+QString MainWindow::askSavePath(const QString& title, const QString& suggestedName, const QString& filter)
+{
+    const QString path = QFileDialog::getSaveFileName(this, title, QDir(lastFolder_).filePath(suggestedName), filter);
+    if (!path.isEmpty()) lastFolder_ = QFileInfo(path).absolutePath();
+    return path;
+}
+
+const app::BackendResult* MainWindow::savableOutput(app::Backend backend) const
+{
+    if (!outcome_) return nullptr;
+    const app::BackendResult* r =
+        backend == app::Backend::Gpu ? outcome_->main.find(app::Backend::Gpu) : shownCpuResult(outcome_->main);
+    return r && r->ok() && (!r->image.empty() || !r->signal.empty()) ? r : nullptr;
+}
+
+void MainWindow::saveOutputAs(app::Backend backend)
+{
+    const app::BackendResult* r = savableOutput(backend);
+    if (!r) {
+        reportError(nothingToSave(backend));
+        return;
+    }
+    const QString base = QFileInfo(input_.name).completeBaseName() + QLatin1Char('_') +
+                         app::toString(outcome_->main.request.op) + QLatin1Char('_') + app::toString(r->backend);
+    QString filter, suffix;
+    if (!r->signal.empty()) {
+        filter = tr("WAV (*.wav);;CSV (*.csv);;NumPy (*.npy)");
+        suffix = QStringLiteral(".wav");
+    } else if (r->image.depth() == CV_32F) {
+        filter = tr("TIFF (*.tif *.tiff);;OpenEXR (*.exr)");
+        suffix = QStringLiteral(".tif");
+    } else {
+        filter = r->image.depth() == CV_16U ? tr("PNG (*.png);;TIFF (*.tif *.tiff)")
+                                            : tr("PNG (*.png);;TIFF (*.tif *.tiff);;JPEG (*.jpg);;BMP (*.bmp)");
+        suffix = QStringLiteral(".png");
+    }
+    const QString path = askSavePath(tr("Save output"), base + suffix, filter);
+    if (!path.isEmpty()) saveOutput(backend, path);
+}
+
+bool MainWindow::saveOutput(app::Backend backend, const QString& path)
+{
+    const app::BackendResult* r = savableOutput(backend);
+    if (!r) {
+        reportError(nothingToSave(backend));
+        return false;
+    }
+    try {
+        if (!r->signal.empty()) saveSignal(path.toStdString(), r->signal);
+        else saveImage(path.toStdString(), r->image);
+    } catch (const std::exception& e) {
+        reportError(tr("Cannot save: %1").arg(QString::fromUtf8(e.what())));
+        return false;
+    }
+    logLine(tr("Saved the %1 output to %2").arg(app::toString(r->backend), path));
+    statusBar()->showMessage(tr("Saved %1").arg(path));
+    return true;
+}
+
+void MainWindow::saveReportAs(bool json)
+{
+    const QString base = QFileInfo(input_.name).completeBaseName() + QLatin1Char('_') + app::toString(operation_->op());
+    const QString path = json ? askSavePath(tr("Save report"), base + QStringLiteral(".json"), tr("JSON (*.json)"))
+                              : askSavePath(tr("Save report"), base + QStringLiteral(".csv"), tr("CSV (*.csv)"));
+    if (!path.isEmpty()) saveReport(path);
+}
+
+bool MainWindow::saveReport(const QString& path)
+{
+    if (!outcome_) {
+        reportError(tr("No run to report yet"));
+        return false;
+    }
+    const bool csv = path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive);
+    const QByteArray data = csv ? app::toCsv(outcome_->main).toUtf8()
+                                : QJsonDocument(app::toJson(outcome_->main)).toJson(QJsonDocument::Indented);
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly) || out.write(data) != data.size() || !out.commit()) {
+        reportError(tr("Cannot save %1: %2").arg(path, out.errorString()));
+        return false;
+    }
+    logLine(tr("Saved the report to %1").arg(path));
+    statusBar()->showMessage(tr("Saved %1").arg(path));
+    return true;
+}
+
+void MainWindow::saveWidgetPngAs(QWidget* widget, const QString& suggestedName)
+{
+    const QString path = askSavePath(tr("Save as PNG"), suggestedName, tr("PNG (*.png)"));
+    if (!path.isEmpty()) saveWidgetPng(widget, path);
+}
+
+bool MainWindow::saveWidgetPng(QWidget* widget, const QString& path)
+{
+    if (!widget->grab().save(path, "PNG")) {
+        reportError(tr("Cannot save %1").arg(path));
+        return false;
+    }
+    statusBar()->showMessage(tr("Saved %1").arg(path));
+    return true;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    cancelRun();
+    if (interactive_) {
+        QSettings settings;
+        settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+        settings.setValue(QStringLiteral("window/state"), saveState());
+        settings.setValue(QStringLiteral("lastFolder"), lastFolder_);
+        settings.setValue(QStringLiteral("recentFiles"), recentFiles_);
+        execution_->saveSettings(settings);
+    }
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.first().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.first().isLocalFile()) return;
+    openFile(urls.first().toLocalFile());
+    event->acceptProposedAction();
+}
+
+} // namespace kl::gui

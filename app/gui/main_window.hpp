@@ -1,0 +1,144 @@
+#pragma once
+// The KernelLab window: open an input, choose an operation, see CPU and GPU results side
+// by side and where the time went. Every number shown comes from a kl::app::RunResult.
+#include "generators.hpp"
+#include "image_grid.hpp"
+#include "op_config.hpp"
+#include "run_worker.hpp"
+
+#include <QFutureWatcher>
+#include <QMainWindow>
+#include <QTimer>
+
+#include <memory>
+
+class QLabel;
+class QMenu;
+class QPlainTextEdit;
+class QProgressBar;
+class QStackedWidget;
+class QToolButton;
+
+namespace kl::gui {
+
+class ExecutionPanel;
+class HistogramPanel;
+class OperationPanel;
+class SignalView;
+class StreamsPanel;
+class TimingsPanel;
+
+/// An input as loaded (or generated) in the background, with its display image.
+struct LoadedInput {
+    InputData input;
+    DisplayImage display;   ///< image inputs
+    QString error;
+    bool needsRate = false; ///< a signal file that does not store its sample rate
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    /// `interactive`: restores and saves QSettings and may ask questions (a signal file's sample
+    /// rate); off for --screenshot runs and tests, which must neither block nor touch settings.
+    explicit MainWindow(bool interactive = true, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Loads an image or signal in the background and runs on it; a file that fails to load
+    /// leaves the current input as it was.
+    void openFile(const QString& path);
+    /// Generates a synthetic input (generators.hpp) in the background and runs on it.
+    void generateInput(const app::GenerateSpec& spec);
+    /// Runs now with the current parameters (F5); a run in flight is superseded.
+    void runNow();
+    /// Cancels the run in flight (Esc).
+    void cancelRun();
+    /// Writes the shown CPU or GPU output (image or signal format by extension); false, with
+    /// the error in the status bar and log, when there is none or it cannot be written.
+    bool saveOutput(app::Backend backend, const QString& path);
+    /// The last run's report, JSON or CSV by the path's extension (the CLI's schema).
+    bool saveReport(const QString& path);
+    bool saveWidgetPng(QWidget* widget, const QString& path);
+
+    /// Brings a panel to the front: "operation", "execution", "timings", "streams", "histogram" or "log".
+    bool showPanel(const QString& name);
+    /// Loading, running, or a re-run pending.
+    [[nodiscard]] bool isBusy() const;
+
+    [[nodiscard]] OperationPanel* operationPanel() const { return operation_; }
+    [[nodiscard]] ExecutionPanel* executionPanel() const { return execution_; }
+    [[nodiscard]] ImageGrid* imageGrid() const { return images_; }
+    [[nodiscard]] SignalView* signalView() const { return signals_; }
+    [[nodiscard]] TimingsPanel* timingsPanel() const { return timings_; }
+    [[nodiscard]] StreamsPanel* streamsPanel() const { return streams_; }
+    [[nodiscard]] HistogramPanel* histogramPanel() const { return histogram_; }
+    [[nodiscard]] RunWorker* worker() const { return worker_; }
+    /// The last outcome shown (null before the first run finishes).
+    [[nodiscard]] std::shared_ptr<const RunOutcome> lastOutcome() const { return outcome_; }
+    [[nodiscard]] const InputData& input() const { return input_; }
+    [[nodiscard]] QString logText() const;
+    [[nodiscard]] QString statusText() const;
+
+signals:
+    void inputLoaded(const QString& name);
+    void inputFailed(const QString& message);
+    /// A run's outcome is on screen.
+    void runFinished();
+    void runFailed(const QString& message);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void buildActions();
+    void buildDocks();
+    void startLoad(const app::ParameterMap& parameters);
+    void inputReady();
+    void scheduleRun();
+    void showOutcome(const std::shared_ptr<const RunOutcome>& outcome);
+    void showImageOutcome(const RunOutcome& outcome);
+    void showSignalOutcome(const RunOutcome& outcome);
+    void clearOutputs(const QString& why);
+    void logLine(const QString& line);
+    void reportError(const QString& message);
+    void setProgress(bool visible, double fraction = 0, const QString& what = {});
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void rebuildSamplesMenu();
+    /// The shown CPU or GPU result that has an image or signal output, or null.
+    [[nodiscard]] const app::BackendResult* savableOutput(app::Backend backend) const;
+    void saveOutputAs(app::Backend backend);
+    void saveReportAs(bool json);
+    void saveWidgetPngAs(QWidget* widget, const QString& suggestedName);
+    [[nodiscard]] QString askSavePath(const QString& title, const QString& suggestedName, const QString& filter);
+
+    OperationPanel* operation_ = nullptr;
+    ExecutionPanel* execution_ = nullptr;
+    ImageGrid* images_ = nullptr;
+    SignalView* signals_ = nullptr;
+    TimingsPanel* timings_ = nullptr;
+    StreamsPanel* streams_ = nullptr;
+    HistogramPanel* histogram_ = nullptr;
+    QPlainTextEdit* log_ = nullptr;
+    QStackedWidget* views_ = nullptr;  ///< the image grid or the signal view
+    QProgressBar* progress_ = nullptr;
+    QToolButton* cancelButton_ = nullptr;
+    QLabel* zoom_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QMenu* samplesMenu_ = nullptr;
+
+    RunWorker* worker_ = nullptr;
+    QTimer rerun_;
+    QFutureWatcher<LoadedInput> loader_;
+    app::ParameterMap loading_;   ///< what the loader is loading (to retry with a sample rate)
+    InputData input_;
+    quint64 currentRun_ = 0;      ///< the id of the run whose outcome is wanted
+    std::shared_ptr<const RunOutcome> outcome_;
+    QString lastFolder_;
+    QStringList recentFiles_;
+    bool interactive_ = true;
+};
+
+} // namespace kl::gui

@@ -1,0 +1,269 @@
+#include "timings_panel.hpp"
+
+#include "timeline_widget.hpp"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QGraphicsLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QCategoryAxis>
+#include <QCheckBox>
+#include <QHorizontalStackedBarSeries>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <limits>
+
+namespace kl::gui {
+namespace {
+
+/// One bar / table row: a backend's result and the run it belongs to.
+struct TimingRow {
+    QString label;
+    const app::BackendResult* result = nullptr;
+};
+
+std::vector<TimingRow> timingRows(const RunOutcome& outcome)
+{
+    std::vector<TimingRow> rows;
+    for (const app::BackendResult& r : outcome.main.results)
+        rows.push_back({backendLabel(r), &r});
+    for (const app::RunResult& run : outcome.gpuComparisons)
+        for (const app::BackendResult& r : run.results) rows.push_back({backendLabel(r), &r});
+    return rows;
+}
+
+/// The fastest successful CPU backend of the main run: the speed-ups' baseline.
+const app::BackendResult* fastestCpu(const app::RunResult& result)
+{
+    const app::BackendResult* best = nullptr;
+    for (const app::BackendResult& r : result.results)
+        if (r.backend != app::Backend::Gpu && r.ok() && (!best || r.time.medianMs < best->time.medianMs)) best = &r;
+    return best;
+}
+
+QString ms(double v)
+{
+    return QString::number(v, 'f', v < 1 ? 4 : 3);
+}
+
+QTableWidgetItem* cell(const QString& text, bool number = true)
+{
+    auto* item = new QTableWidgetItem(text);
+    item->setFlags(item->flags() & ~Qt::ItemIsEditable);
+    if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+}
+
+} // namespace
+
+TimingsPanel::TimingsPanel(QWidget* parent)
+    : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    auto* top = new QHBoxLayout;
+    summary_ = new QLabel;
+    summary_->setWordWrap(true);
+    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    logScale_ = new QCheckBox(tr("Log scale"));
+    top->addWidget(summary_, 1);
+    top->addWidget(logScale_, 0, Qt::AlignTop);
+    layout->addLayout(top);
+    connect(logScale_, &QCheckBox::toggled, this, &TimingsPanel::drawBars);
+    auto* row = new QSplitter;
+    chart_ = new QChart;
+    // Every pixel of height goes to the bars, whose labels Qt drops when rows get too thin.
+    chart_->setMargins(QMargins(2, 2, 2, 2));
+    chart_->layout()->setContentsMargins(0, 0, 0, 0);
+    chart_->setBackgroundRoundness(0);
+    chart_->legend()->setAlignment(Qt::AlignBottom);
+    chartView_ = new QChartView(chart_);
+    chartView_->setRenderHint(QPainter::Antialiasing);
+    chartView_->setMinimumSize(320, 180);
+    chartView_->setToolTip(tr("Median time per stage; with several streams the GPU stages overlap, so the "
+                              "end-to-end time (table) is less than their sum"));
+    row->addWidget(chartView_);
+    table_ = new QTableWidget(0, ColumnCount);
+    table_->setHorizontalHeaderLabels({tr("Backend"), tr("Median ms"), tr("Min ms"), tr("Max ms"), tr("H2D ms"),
+                                       tr("Kernel ms"), tr("D2H ms"), tr("Kernel GB/s"), tr("% of copy BW"),
+                                       tr("End-to-end GB/s"), tr("Kernel speed-up"), tr("End-to-end speed-up"),
+                                       tr("Error")});
+    table_->horizontalHeaderItem(CopyPercentColumn)
+        ->setToolTip(tr("Kernel GB/s as a share of the device-to-device copy bandwidth measured in this run"));
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->verticalHeader()->hide();
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    row->addWidget(table_);
+    // The chart gets the larger share: Qt elides bar labels wider than about a third of it.
+    row->setSizes({560, 440});
+    layout->addWidget(row, 1);
+}
+
+void TimingsPanel::setLogScale(bool on)
+{
+    logScale_->setChecked(on);
+}
+
+void TimingsPanel::drawBars()
+{
+    chart_->removeAllSeries();
+    for (QAbstractAxis* axis : chart_->axes()) chart_->removeAxis(axis);
+    if (bars_.empty()) return;
+
+    // The smallest segment and the longest bar set the range.
+    double smallest = 0, largest = 0;
+    for (const Bar& bar : bars_) {
+        for (double v : bar.segments)
+            if (v > 0) smallest = smallest > 0 ? std::min(smallest, v) : v;
+        largest = std::max(largest, std::accumulate(bar.segments.begin(), bar.segments.end(), 0.0));
+    }
+    const bool log = logScale_->isChecked() && smallest > 0;
+    QAbstractAxis* timeAxis = nullptr;
+    // On the log scale each segment is drawn from the logarithm of where it starts to that of
+    // where it ends, on a linear axis in decades: Qt's log axis cannot draw a bar from zero.
+    const double lo = log ? std::pow(10.0, std::floor(std::log10(smallest))) : 0.0;
+    const auto position = [log, lo](double ms) { return log ? (ms > lo ? std::log10(ms / lo) : 0.0) : ms; };
+    if (log) {
+        auto* axis = new QCategoryAxis;
+        axis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+        const int decades = std::max(1, int(std::ceil(std::log10(largest / lo))));
+        axis->setStartValue(-1e-9);  // a category needs an end above the start; 0 is the first decade
+        for (int d = 0; d <= decades; ++d) axis->append(QString::number(lo * std::pow(10.0, d), 'g', 3), d);
+        axis->setRange(0, decades);
+        timeAxis = axis;
+    } else {
+        auto* axis = new QValueAxis;
+        axis->setLabelFormat(QStringLiteral("%.3g"));
+        axis->setRange(0, largest > 0 ? largest : 1);
+        axis->applyNiceNumbers();
+        timeAxis = axis;
+    }
+    timeAxis->setTitleText(log ? tr("median ms (log scale)") : tr("median ms"));
+
+    const std::array<QString, 4> names = {tr("H2D"), tr("Kernel"), tr("D2H"), tr("CPU total")};
+    const std::array<QColor, 4> colours = {TimelineWidget::stageColor(gpu::Stage::H2D),
+                                           TimelineWidget::stageColor(gpu::Stage::Kernel),
+                                           TimelineWidget::stageColor(gpu::Stage::D2H), QColor(120, 120, 120)};
+    std::array<QBarSet*, 4> sets{};
+    for (size_t s = 0; s < sets.size(); ++s) {
+        sets[s] = new QBarSet(names[s]);
+        sets[s]->setColor(colours[s]);
+    }
+    // Horizontal bars run bottom to top: added in reverse, they read like the table.
+    for (auto bar = bars_.rbegin(); bar != bars_.rend(); ++bar) {
+        double end = 0;
+        for (size_t s = 0; s < sets.size(); ++s) {
+            const double start = end;
+            end += bar->segments[s];
+            *sets[s] << position(end) - position(start);
+        }
+    }
+    auto* series = new QHorizontalStackedBarSeries;
+    for (QBarSet* set : sets) series->append(set);
+    QStringList categories;
+    for (auto bar = bars_.rbegin(); bar != bars_.rend(); ++bar) categories << bar->label;
+    chart_->addSeries(series);
+    auto* categoryAxis = new QBarCategoryAxis;
+    categoryAxis->append(categories);
+    QFont small = categoryAxis->labelsFont();
+    small.setPointSizeF(small.pointSizeF() * 0.8);
+    categoryAxis->setLabelsFont(small);
+    chart_->addAxis(categoryAxis, Qt::AlignLeft);
+    chart_->addAxis(timeAxis, Qt::AlignBottom);
+    series->attachAxis(categoryAxis);
+    series->attachAxis(timeAxis);
+}
+
+QStringList TimingsPanel::barLabels() const
+{
+    const auto axes = chart_->axes(Qt::Vertical);
+    auto* categories = axes.isEmpty() ? nullptr : qobject_cast<QBarCategoryAxis*>(axes.first());
+    if (!categories) return {};
+    QStringList labels = categories->categories();
+    std::reverse(labels.begin(), labels.end());
+    return labels;
+}
+
+void TimingsPanel::showMessage(const QString& text)
+{
+    bars_.clear();
+    drawBars();
+    table_->setRowCount(0);
+    summary_->setText(text);
+}
+
+void TimingsPanel::showOutcome(const RunOutcome& outcome)
+{
+    showMessage({});
+    const app::RunResult& main = outcome.main;
+    const std::vector<TimingRow> rows = timingRows(outcome);
+    const app::BackendResult* baseline = fastestCpu(main);
+
+    for (const TimingRow& row : rows) {
+        const app::BackendResult& r = *row.result;
+        Bar bar{r.ok() ? row.label : row.label + tr(" (failed)"), {0, 0, 0, 0}};
+        if (r.gpu) bar.segments = {r.gpu->h2d.medianMs, r.gpu->kernel.medianMs, r.gpu->d2h.medianMs, 0};
+        else if (r.ok()) bar.segments[3] = r.time.medianMs;
+        bars_.push_back(bar);
+    }
+    drawBars();
+
+    table_->setRowCount(int(rows.size()));
+    QStringList failures;
+    for (int i = 0; i < int(rows.size()); ++i) {
+        const app::BackendResult& r = *rows[size_t(i)].result;
+        table_->setItem(i, BackendColumn, cell(rows[size_t(i)].label, false));
+        if (!r.ok()) {
+            failures << rows[size_t(i)].label + QStringLiteral(": ") + r.error;
+            auto* error = cell(r.error, false);
+            error->setForeground(QColor(198, 40, 40));
+            error->setToolTip(r.error);
+            table_->setItem(i, ErrorColumn, error);
+            continue;
+        }
+        table_->setItem(i, MedianColumn, cell(ms(r.time.medianMs)));
+        table_->setItem(i, MinColumn, cell(ms(r.time.minMs)));
+        table_->setItem(i, MaxColumn, cell(ms(r.time.maxMs)));
+        if (!r.gpu) continue;
+        const gpu::GpuReport& g = *r.gpu;
+        const bool endToEnd = g.total.medianMs > 0;
+        if (endToEnd) {
+            table_->setItem(i, H2DColumn, cell(ms(g.h2d.medianMs)));
+            table_->setItem(i, D2HColumn, cell(ms(g.d2h.medianMs)));
+            table_->setItem(i, EndToEndGBsColumn, cell(QString::number(g.endToEndGBs(), 'f', 2)));
+        }
+        table_->setItem(i, KernelColumn, cell(ms(g.kernel.medianMs)));
+        table_->setItem(i, KernelGBsColumn, cell(QString::number(g.kernelGBs(), 'f', 1)));
+        if (main.copyBandwidthGBs > 0)
+            table_->setItem(i, CopyPercentColumn, cell(QString::number(100.0 * g.kernelGBs() / main.copyBandwidthGBs, 'f', 1)));
+        if (baseline && g.kernel.medianMs > 0)
+            table_->setItem(i, KernelSpeedupColumn,
+                            cell(QStringLiteral("%1×").arg(baseline->time.medianMs / g.kernel.medianMs, 0, 'f', 2)));
+        if (baseline && endToEnd)
+            table_->setItem(i, EndToEndSpeedupColumn,
+                            cell(QStringLiteral("%1×").arg(baseline->time.medianMs / g.total.medianMs, 0, 'f', 2)));
+    }
+
+    // A failed backend has no bar; its reason heads the panel.
+    QStringList summary = failures;
+    if (main.device)
+        summary << tr("Device: %1, copy bandwidth %2 GB/s measured (%3 GB/s theoretical)")
+                       .arg(QString::fromStdString(main.device->name))
+                       .arg(main.copyBandwidthGBs, 0, 'f', 0)
+                       .arg(main.device->theoreticalBandwidthGBs, 0, 'f', 0);
+    if (baseline) summary << tr("Speed-ups are against %1 (%2 ms), the fastest CPU backend.")
+                                 .arg(app::toString(baseline->backend), ms(baseline->time.medianMs));
+    summary_->setText(summary.join(QLatin1Char('\n')));
+}
+
+} // namespace kl::gui

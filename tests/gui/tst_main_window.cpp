@@ -1,0 +1,505 @@
+// The desktop window driven through its API, offscreen, on the CPU backends (and the GPU
+// where there is one): every view holds what the engine computed, the panels' numbers
+// are the engine's, options reach the request, and errors keep the window's state.
+#include "execution_panel.hpp"
+#include "histogram_panel.hpp"
+#include "image_grid.hpp"
+#include "kernel_editor.hpp"
+#include "main_window.hpp"
+#include "operation_panel.hpp"
+#include "signal_view.hpp"
+#include "streams_panel.hpp"
+#include "timeline_widget.hpp"
+#include "timings_panel.hpp"
+
+#include "kernellab/conv1d.hpp"
+#include "kernellab/conv2d.hpp"
+#include "kernellab/histogram.hpp"
+#include "kernellab/image_io.hpp"
+#include "kernellab/metrics.hpp"
+#include "kernellab/signal_io.hpp"
+#include "kernellab/transpose.hpp"
+#include "test_support.hpp"
+
+#include <opencv2/core.hpp>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QtTest>
+
+using kl::app::Backend;
+using kl::app::Op;
+using kl::gui::ImageGrid;
+using kl::gui::MainWindow;
+using kl::gui::SignalView;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 30000;
+
+QString sample(const char* name)
+{
+    return QString::fromStdString(kltest::samplePath(name));
+}
+
+bool gpuAvailable()
+{
+    static const bool available = kl::gpu::gpuStatus().available;
+    return available;
+}
+
+/// Waits until `runs` outcomes have been shown and nothing more is loading, pending or running.
+bool settles(MainWindow& window, QSignalSpy& finished, int runs = 1)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (clock.elapsed() < kRunTimeoutMs) {
+        if (finished.count() >= runs && !window.isBusy()) return true;
+        QTest::qWait(20);
+    }
+    return false;
+}
+
+/// A window on the CPU backends (plus the GPU where there is one), shown offscreen, with `path` open and run.
+struct OpenWindow {
+    MainWindow window{false};
+    QSignalSpy finished{&window, &MainWindow::runFinished};
+
+    explicit OpenWindow(const QString& path)
+    {
+        window.executionPanel()->setRepetitions(1);
+        window.show();
+        window.openFile(path);
+    }
+};
+
+std::vector<uint64_t> seriesCounts(const QLineSeries* series)
+{
+    std::vector<uint64_t> counts;
+    for (const QPointF& p : series->points()) counts.push_back(uint64_t(p.y()));
+    return counts;
+}
+
+kl::Conv2DSpec gaussian5x5()
+{
+    kl::Conv2DSpec spec;
+    kl::Conv2DPresetParams params;
+    params.width = params.height = 5;
+    spec.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params);
+    return spec;
+}
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+private slots:
+    void imageConv2DViewsHoldTheEngineOutputs();
+    void histogramPanelShowsTheEngineHistogram();
+    void histogramOpResultIsPlotted();
+    void transposeShowsTheTransposedImage();
+    void signalConv1DShowsTheEngineOutput();
+    void signalTransposeShowsInterleavedSamples();
+    void optionsReachTheRequest();
+    void badFileKeepsThePreviousInput();
+    void invalidKernelIsReportedNotRun();
+    void customKernelFromTheEditorIsRun();
+    void generatedSixteenBitInputIsWindowed();
+    void savesOutputsReportsAndPictures();
+    void cancelStopsALongRun();
+    void timelineDrawsEveryEntry();
+    void gpuComparisonsAndTimeline();
+};
+
+void TestMainWindow::imageConv2DViewsHoldTheEngineOutputs()
+{
+    OpenWindow w(sample("camera.png"));
+    QVERIFY(settles(w.window, w.finished));
+    const cv::Mat input = kl::loadImage(kltest::samplePath("camera.png"));
+    const cv::Mat expected = kl::conv2dReference(input, gaussian5x5());
+
+    ImageGrid* grid = w.window.imageGrid();
+    const cv::Mat shownInput = grid->view(ImageGrid::Pane::Input)->source();
+    QCOMPARE(cv::norm(shownInput, input, cv::NORM_INF), 0.0);
+    const cv::Mat cpu = grid->view(ImageGrid::Pane::Cpu)->source();
+    QVERIFY(!cpu.empty());
+    QCOMPARE(cv::norm(cpu, expected, cv::NORM_INF), 0.0);
+    QVERIFY(grid->caption(ImageGrid::Pane::Cpu).contains(QLatin1String("cpu-ref")));
+
+    const cv::Mat gpu = grid->view(ImageGrid::Pane::Gpu)->source();
+    if (gpuAvailable()) {
+        QVERIFY(!gpu.empty());
+        QVERIFY(cv::norm(gpu, expected, cv::NORM_INF) <= 1.0);  // rounding ties only
+    } else {
+        QVERIFY(gpu.empty());
+        QVERIFY2(grid->view(ImageGrid::Pane::Gpu)->message().contains(QLatin1String("no CUDA device")),
+                 qPrintable(grid->view(ImageGrid::Pane::Gpu)->message()));
+        // Without a GPU the difference view compares the two CPU backends.
+        QVERIFY(grid->caption(ImageGrid::Pane::Difference).contains(QLatin1String("cpu-opencv")));
+    }
+    const cv::Mat difference = grid->view(ImageGrid::Pane::Difference)->source();
+    QCOMPARE(difference.type(), CV_32F);
+    QCOMPARE(difference.size(), input.size());
+
+    // The value under the cursor is the true value of every view.
+    grid->showValuesAt(QPoint(10, 20));
+    QVERIFY(grid->valueText(ImageGrid::Pane::Input).endsWith(QString::number(input.at<uint8_t>(20, 10))));
+    QVERIFY(grid->valueText(ImageGrid::Pane::Cpu).endsWith(QString::number(expected.at<uint8_t>(20, 10))));
+
+    // Timings: one row and one bar per backend; the CPU medians are the engine's.
+    const auto outcome = w.window.lastOutcome();
+    QVERIFY(outcome);
+    QTableWidget* table = w.window.timingsPanel()->table();
+    QCOMPARE(table->rowCount(), 3);
+    QCOMPARE(w.window.timingsPanel()->barLabels().size(), 3);
+    w.window.timingsPanel()->setLogScale(true);
+    QCOMPARE(w.window.timingsPanel()->barLabels(), (QStringList{QStringLiteral("cpu-ref"), QStringLiteral("cpu-opencv"),
+                                                               gpuAvailable() ? w.window.timingsPanel()->barLabels().last()
+                                                                              : QStringLiteral("gpu (failed)")}));
+    const kl::app::BackendResult* ref = outcome->main.find(Backend::CpuReference);
+    QVERIFY(ref && ref->ok());
+    QCOMPARE(table->item(0, kl::gui::TimingsPanel::MedianColumn)->text().toDouble(),
+             QString::number(ref->time.medianMs, 'f', ref->time.medianMs < 1 ? 4 : 3).toDouble());
+    if (!gpuAvailable()) {
+        QVERIFY(table->item(2, kl::gui::TimingsPanel::ErrorColumn)->text().contains(QLatin1String("no CUDA device")));
+        QVERIFY(w.window.streamsPanel()->summary().contains(QLatin1String("no CUDA device")));
+    }
+}
+
+void TestMainWindow::histogramPanelShowsTheEngineHistogram()
+{
+    OpenWindow w(sample("coffee.png"));
+    QVERIFY(settles(w.window, w.finished));
+    const cv::Mat input = kl::loadImage(kltest::samplePath("coffee.png"));
+    const kl::HistogramResult expected = kl::histogramReference(input, {});
+    const auto outcome = w.window.lastOutcome();
+    QVERIFY(outcome && outcome->histograms.input);
+    const QString source = outcome->histograms.backend;
+    QCOMPARE(source, gpuAvailable() ? QStringLiteral("gpu") : QStringLiteral("cpu-opencv"));
+    for (size_t c = 0; c < expected.counts.size(); ++c) {
+        const QString name = source + QLatin1Char(' ') + QString::fromStdString(expected.labels[c]);
+        QLineSeries* series = w.window.histogramPanel()->findSeries(QStringLiteral("input"), name);
+        QVERIFY2(series, qPrintable(name));
+        QVERIFY(seriesCounts(series) == expected.counts[c]);
+    }
+    // The output chart holds the histogram of the CPU output image.
+    const cv::Mat cpuOutput = kl::conv2dReference(input, gaussian5x5());
+    const kl::HistogramResult outputExpected = kl::histogramReference(cpuOutput, {});
+    QLineSeries* luminance = w.window.histogramPanel()->findSeries(QStringLiteral("output"), QStringLiteral("cpu Y"));
+    QVERIFY(luminance);
+    QVERIFY(seriesCounts(luminance) == outputExpected.counts.back());
+
+    // Log scale plots log10(1 + count) of the same counts.
+    w.window.histogramPanel()->setLogScale(true);
+    luminance = w.window.histogramPanel()->findSeries(QStringLiteral("output"), QStringLiteral("cpu Y"));
+    QVERIFY(luminance);
+    QCOMPARE(luminance->points().size(), qsizetype(outputExpected.counts.back().size()));
+    for (int i = 0; i < luminance->points().size(); ++i)
+        QCOMPARE(luminance->points()[i].y(), std::log10(1.0 + double(outputExpected.counts.back()[size_t(i)])));
+}
+
+void TestMainWindow::histogramOpResultIsPlotted()
+{
+    OpenWindow w(sample("astronaut.png"));
+    QVERIFY(settles(w.window, w.finished));
+    w.window.operationPanel()->setOp(Op::Histogram);
+    QVERIFY(settles(w.window, w.finished, 2));
+    const cv::Mat input = kl::loadImage(kltest::samplePath("astronaut.png"));
+    const kl::HistogramResult expected = kl::histogramReference(input, {});
+    for (size_t c = 0; c < expected.counts.size(); ++c) {
+        QLineSeries* series = w.window.histogramPanel()->findSeries(
+            QStringLiteral("output"), QStringLiteral("cpu ") + QString::fromStdString(expected.labels[c]));
+        QVERIFY(series);
+        QVERIFY(seriesCounts(series) == expected.counts[c]);
+    }
+    if (gpuAvailable()) QCOMPARE(w.window.histogramPanel()->mismatchText(), QStringLiteral("CPU and GPU histograms match"));
+    QVERIFY(w.window.imageGrid()->view(ImageGrid::Pane::Cpu)->message().contains(QLatin1String("Histogram panel")));
+}
+
+void TestMainWindow::transposeShowsTheTransposedImage()
+{
+    OpenWindow w(sample("coffee.png"));
+    QVERIFY(settles(w.window, w.finished));
+    w.window.operationPanel()->setOp(Op::Transpose);
+    QVERIFY(settles(w.window, w.finished, 2));
+    const cv::Mat expected = kl::transposeReference(kl::loadImage(kltest::samplePath("coffee.png")));
+    const cv::Mat cpu = w.window.imageGrid()->view(ImageGrid::Pane::Cpu)->source();
+    QCOMPARE(cpu.size(), expected.size());
+    QCOMPARE(cv::norm(cpu, expected, cv::NORM_INF), 0.0);
+}
+
+void TestMainWindow::signalConv1DShowsTheEngineOutput()
+{
+    OpenWindow w(sample("speech_22k.wav"));
+    QVERIFY(settles(w.window, w.finished));
+    QVERIFY(w.window.operationPanel()->op() == Op::Conv1D);
+    const kl::Signal input = kl::loadSignal(kltest::samplePath("speech_22k.wav"));
+    const kl::app::RunRequest& request = w.window.lastOutcome()->main.request;
+    const kl::Signal expected = kl::conv1dReference(input, request.conv1d);
+    SignalView* view = w.window.signalView();
+    const kl::Signal& cpu = view->signal(SignalView::Trace::Cpu);
+    QCOMPARE(cpu.frames, expected.frames);
+    QVERIFY(cpu.data == expected.data);
+    QCOMPARE(view->signal(SignalView::Trace::Input).frames, input.frames);
+    // A long signal is drawn decimated: two points per pixel column at most.
+    QVERIFY(view->series(SignalView::Trace::Cpu)->count() > 0);
+    QVERIFY(size_t(view->series(SignalView::Trace::Cpu)->count()) < expected.frames);
+    if (!gpuAvailable()) QVERIFY(view->caption(SignalView::Trace::Gpu).contains(QLatin1String("no CUDA device")));
+    else QVERIFY(kl::compare(view->signal(SignalView::Trace::Gpu), expected).normRelError < 1e-4);
+    QVERIFY(w.window.histogramPanel()->findSeries(QStringLiteral("input"), QStringLiteral("cpu-opencv 0")) == nullptr);
+
+    const QString saved = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/filtered.wav");
+    QVERIFY(w.window.saveOutput(Backend::CpuReference, saved));
+    QVERIFY(kl::loadSignal(saved.toStdString()).data == expected.data);
+}
+
+void TestMainWindow::signalTransposeShowsInterleavedSamples()
+{
+    OpenWindow w(sample("chirp_noise_48k_stereo.wav"));
+    QVERIFY(settles(w.window, w.finished));
+    w.window.operationPanel()->setOp(Op::Transpose);
+    QVERIFY(settles(w.window, w.finished, 2));
+    const kl::Signal input = kl::loadSignal(kltest::samplePath("chirp_noise_48k_stereo.wav"));
+    const kl::Signal& cpu = w.window.signalView()->signal(SignalView::Trace::Cpu);
+    QCOMPARE(cpu.channels, 1);
+    QVERIFY(cpu.data == kl::toInterleaved(input));
+    QCOMPARE(cpu.sampleRate, input.sampleRate * 2);
+
+    // The channel selector: every point drawn for the input is a sample of channel 1.
+    SignalView* view = w.window.signalView();
+    view->setChannel(1);
+    const QList<QPointF> points = view->series(SignalView::Trace::Input)->points();
+    QVERIFY(!points.isEmpty());
+    for (const QPointF& p : points)
+        QCOMPARE(float(p.y()), input.channel(1)[size_t(std::llround(p.x() * input.sampleRate))]);
+}
+
+void TestMainWindow::optionsReachTheRequest()
+{
+    OpenWindow w(sample("camera.png"));
+    QVERIFY(settles(w.window, w.finished));
+    QCOMPARE(w.window.worker()->lastJob().request.backends.size(), size_t(3));
+
+    kl::gui::ExecutionPanel* execution = w.window.executionPanel();
+    execution->setBackendEnabled(Backend::Gpu, false);
+    execution->setPinnedMemory(true);
+    execution->setStreams(4);
+    execution->setKernelOnly(true);
+    execution->setRepetitions(2);
+    QVERIFY(settles(w.window, w.finished, 2));
+    // The changes came within the re-run delay: one run took them all.
+    QCOMPARE(w.finished.count(), 2);
+    const kl::app::RunRequest request = w.window.worker()->lastJob().request;
+    QVERIFY((request.backends == std::vector<Backend>{Backend::CpuReference, Backend::CpuOpenCV}));
+    QVERIFY(request.gpu.memory == kl::gpu::HostMemory::Pinned);
+    QCOMPARE(request.gpu.streams, 4);
+    QCOMPARE(request.gpu.endToEnd, false);
+    QCOMPARE(request.cpuRepetitions, 2);
+    QCOMPARE(w.window.lastOutcome()->main.results.size(), size_t(2));
+    QCOMPARE(w.window.timingsPanel()->table()->rowCount(), 2);
+    QVERIFY(w.window.imageGrid()->view(ImageGrid::Pane::Gpu)->message().contains(QLatin1String("not selected")));
+
+    execution->setBackends({Backend::CpuOpenCV});
+    QVERIFY(settles(w.window, w.finished, 3));
+    QVERIFY((w.window.worker()->lastJob().request.backends == std::vector<Backend>{Backend::CpuOpenCV}));
+    QCOMPARE(w.window.imageGrid()->caption(ImageGrid::Pane::Cpu).contains(QLatin1String("cpu-opencv")), true);
+}
+
+void TestMainWindow::badFileKeepsThePreviousInput()
+{
+    OpenWindow w(sample("camera.png"));
+    QVERIFY(settles(w.window, w.finished));
+    const cv::Mat camera = kl::loadImage(kltest::samplePath("camera.png"));
+    QSignalSpy failed(&w.window, &MainWindow::inputFailed);
+
+    const QString broken = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/broken.png");
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("this is not a PNG");
+    file.close();
+    w.window.openFile(broken);
+    QVERIFY(failed.wait(kRunTimeoutMs));
+    QVERIFY(w.window.logText().contains(QLatin1String("Cannot open ") + broken));
+    QVERIFY(w.window.statusText().contains(QLatin1String("broken.png")));
+
+    w.window.openFile(QStringLiteral("/nonexistent/missing.wav"));
+    QVERIFY(failed.wait(kRunTimeoutMs));
+    QVERIFY(w.window.logText().contains(QLatin1String("missing.wav")));
+
+    // The previous input and its results stay.
+    QCOMPARE(cv::norm(w.window.input().image, camera, cv::NORM_INF), 0.0);
+    QVERIFY(w.window.input().name.endsWith(QLatin1String("camera.png")));
+    QCOMPARE(cv::norm(w.window.imageGrid()->view(ImageGrid::Pane::Input)->source(), camera, cv::NORM_INF), 0.0);
+    QVERIFY(!w.window.imageGrid()->view(ImageGrid::Pane::Cpu)->source().empty());
+    QCOMPARE(w.finished.count(), 1);
+}
+
+void TestMainWindow::invalidKernelIsReportedNotRun()
+{
+    OpenWindow w(sample("camera.png"));
+    QVERIFY(settles(w.window, w.finished));
+    kl::gui::KernelEditor* editor = w.window.operationPanel()->kernelEditor();
+    editor->table()->item(1, 2)->setText(QStringLiteral("abc"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.window.logText().contains(QLatin1String("Not run: Kernel row 2, column 3: 'abc'")),
+                             kRunTimeoutMs);
+    QVERIFY(w.window.statusText().contains(QLatin1String("'abc' is not a finite number")));
+    QCOMPARE(w.finished.count(), 1);
+    QVERIFY(!w.window.imageGrid()->view(ImageGrid::Pane::Cpu)->source().empty());
+}
+
+void TestMainWindow::customKernelFromTheEditorIsRun()
+{
+    OpenWindow w(sample("camera.png"));
+    QVERIFY(settles(w.window, w.finished));
+    kl::gui::KernelEditor* editor = w.window.operationPanel()->kernelEditor();
+    editor->table()->item(0, 0)->setText(QStringLiteral("-0.5"));
+    QVERIFY(settles(w.window, w.finished, 2));
+    const cv::Mat kernel = editor->kernel();
+    QCOMPARE(kernel.at<float>(0, 0), -0.5f);
+    kl::Conv2DSpec spec;
+    spec.kernel = kernel;
+    const cv::Mat expected = kl::conv2dReference(kl::loadImage(kltest::samplePath("camera.png")), spec);
+    QCOMPARE(cv::norm(w.window.imageGrid()->view(ImageGrid::Pane::Cpu)->source(), expected, cv::NORM_INF), 0.0);
+    QCOMPARE(w.window.lastOutcome()->main.request.opParameters.value(QStringLiteral("preset")).toString(),
+             QStringLiteral("custom"));
+}
+
+void TestMainWindow::generatedSixteenBitInputIsWindowed()
+{
+    MainWindow window(false);
+    QSignalSpy finished(&window, &MainWindow::runFinished);
+    window.executionPanel()->setRepetitions(1);
+    window.show();
+    kl::app::GenerateSpec spec;
+    spec.cols = 96;
+    spec.rows = 64;
+    spec.depth = CV_16U;
+    spec.channels = 3;
+    spec.imagePattern = kl::app::ImagePattern::Gradient;
+    window.generateInput(spec);
+    QVERIFY(settles(window, finished));
+    const cv::Mat input = kl::app::generateImage(64, 96, CV_16U, 3, kl::app::ImagePattern::Gradient);
+    QVERIFY(window.imageGrid()->caption(ImageGrid::Pane::Input).contains(QLatin1String("window [")));
+    const cv::Mat cpu = window.imageGrid()->view(ImageGrid::Pane::Cpu)->source();
+    QCOMPARE(cpu.type(), CV_16UC3);
+    QCOMPARE(cv::norm(cpu, kl::conv2dReference(input, gaussian5x5()), cv::NORM_INF), 0.0);
+    window.imageGrid()->showValuesAt(QPoint(5, 7));
+    const cv::Vec3w px = input.at<cv::Vec3w>(7, 5);
+    QVERIFY(window.imageGrid()->valueText(ImageGrid::Pane::Input)
+                .endsWith(QStringLiteral("B %1  G %2  R %3").arg(px[0]).arg(px[1]).arg(px[2])));
+}
+
+void TestMainWindow::savesOutputsReportsAndPictures()
+{
+    OpenWindow w(sample("camera.png"));
+    QVERIFY(settles(w.window, w.finished));
+    const QString dir = QString::fromStdString(kltest::tempDir());
+    const cv::Mat cpu = w.window.imageGrid()->view(ImageGrid::Pane::Cpu)->source();
+
+    QVERIFY(w.window.saveOutput(Backend::CpuReference, dir + QStringLiteral("/cpu.png")));
+    QCOMPARE(cv::norm(kl::loadImage((dir + QStringLiteral("/cpu.png")).toStdString()), cpu, cv::NORM_INF), 0.0);
+    if (!gpuAvailable()) {
+        QVERIFY(!w.window.saveOutput(Backend::Gpu, dir + QStringLiteral("/gpu.png")));
+        QVERIFY(w.window.statusText().contains(QLatin1String("No GPU image")));
+        QVERIFY(!QFile::exists(dir + QStringLiteral("/gpu.png")));
+    }
+    QVERIFY(!w.window.saveOutput(Backend::CpuReference, QStringLiteral("/nonexistent/dir/cpu.png")));
+    QVERIFY(w.window.logText().contains(QLatin1String("Cannot save")));
+
+    // The report is the CLI's: same schema, from the same RunResult.
+    QVERIFY(w.window.saveReport(dir + QStringLiteral("/report.json")));
+    QFile json(dir + QStringLiteral("/report.json"));
+    QVERIFY(json.open(QIODevice::ReadOnly));
+    const QJsonObject report = QJsonDocument::fromJson(json.readAll()).object();
+    QCOMPARE(report.value(QStringLiteral("schema")).toString(), QStringLiteral("kernellab-report"));
+    QCOMPARE(report.value(QStringLiteral("op")).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("conv2d"));
+    QCOMPARE(report.value(QStringLiteral("results")).toArray().size(), 3);
+    QVERIFY(w.window.saveReport(dir + QStringLiteral("/report.csv")));
+    QFile csv(dir + QStringLiteral("/report.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QString csvText = QString::fromUtf8(csv.readAll());
+    QCOMPARE(csvText, kl::app::toCsv(w.window.lastOutcome()->main));
+
+    QVERIFY(w.window.saveWidgetPng(w.window.timingsPanel(), dir + QStringLiteral("/timings.png")));
+    QVERIFY(!QImage(dir + QStringLiteral("/timings.png")).isNull());
+}
+
+void TestMainWindow::cancelStopsALongRun()
+{
+    OpenWindow w(sample("camera.png"));
+    QVERIFY(settles(w.window, w.finished));
+    QSignalSpy cancelled(w.window.worker(), &kl::gui::RunWorker::cancelled);
+    w.window.executionPanel()->setRepetitions(1000);  // about a minute of cpu-ref
+    w.window.runNow();
+    QTest::qWait(300);
+    QVERIFY(w.window.isBusy());
+    w.window.cancelRun();
+    QVERIFY(cancelled.wait(5000));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.window.isBusy(), 5000);
+    QCOMPARE(w.window.statusText(), QStringLiteral("Cancelled"));
+    QCOMPARE(w.finished.count(), 1);
+}
+
+void TestMainWindow::timelineDrawsEveryEntry()
+{
+    using kl::gpu::Stage;
+    std::vector<kl::gpu::TimelineEntry> entries;
+    for (int chunk = 0; chunk < 4; ++chunk) {
+        const int stream = chunk % 2;
+        const double start = chunk * 1.0;
+        entries.push_back({stream, chunk, Stage::H2D, start, start + 0.5});
+        entries.push_back({stream, chunk, Stage::Kernel, start + 0.5, start + 1.2});
+        entries.push_back({stream, chunk, Stage::D2H, start + 1.2, start + 1.5});
+    }
+    kl::gui::TimelineWidget timeline;
+    timeline.resize(600, 140);
+    timeline.setTimeline(entries);
+    QCOMPARE(timeline.entries().size(), entries.size());
+    const QImage picture = timeline.grab().toImage();
+    for (Stage stage : {Stage::H2D, Stage::Kernel, Stage::D2H}) {
+        const QRgb colour = kl::gui::TimelineWidget::stageColor(stage).rgb();
+        bool found = false;
+        for (int y = 30; y < picture.height() && !found; ++y)
+            for (int x = 80; x < picture.width() && !found; ++x) found = picture.pixel(x, y) == colour;
+        QVERIFY2(found, "a stage's bars are not drawn");
+    }
+}
+
+void TestMainWindow::gpuComparisonsAndTimeline()
+{
+    if (!gpuAvailable()) QSKIP("needs a CUDA GPU");
+    OpenWindow w(sample("camera.png"));
+    QVERIFY(settles(w.window, w.finished));
+    w.window.executionPanel()->setStreams(4);
+    w.window.executionPanel()->setCompareMemory(true);
+    w.window.operationPanel()->setCompareVariants(true);
+    QVERIFY(settles(w.window, w.finished, 2));
+    const auto outcome = w.window.lastOutcome();
+    const kl::app::BackendResult* gpu = outcome->main.find(Backend::Gpu);
+    QVERIFY2(gpu && gpu->ok(), gpu ? qPrintable(gpu->error) : "no gpu result");
+    QVERIFY(outcome->singleStream);
+    QCOMPARE(outcome->singleStream->find(Backend::Gpu)->gpu->streams, 1);
+    const size_t variants = kl::gpu::variants("conv2d").size();
+    // The other memory kind, then every variant but the one the main run used.
+    QCOMPARE(outcome->gpuComparisons.size(), 1 + variants - 1);
+    QVERIFY(outcome->gpuComparisons.front().find(Backend::Gpu)->gpu->memory == kl::gpu::HostMemory::Pinned);
+    QCOMPARE(w.window.timingsPanel()->table()->rowCount(), int(3 + outcome->gpuComparisons.size()));
+    QCOMPARE(w.window.timingsPanel()->barLabels().size(), int(3 + outcome->gpuComparisons.size()));
+
+    const std::vector<kl::gpu::TimelineEntry>& timeline = w.window.streamsPanel()->timeline()->entries();
+    QCOMPARE(timeline.size(), gpu->gpu->timeline.size());
+    QVERIFY(!timeline.empty());
+    int streams = 0;
+    for (const kl::gpu::TimelineEntry& e : timeline) streams = std::max(streams, e.stream + 1);
+    QVERIFY(streams > 1);
+    QVERIFY(w.window.streamsPanel()->summary().contains(QLatin1String("1 stream")));
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"
