@@ -5,6 +5,7 @@
 //
 #include "kernellab/gpu/engine.hpp"
 #include "cli_runner.hpp"
+#include "gpu_skip.hpp"
 #include "test_support.hpp"
 
 #include <QCoreApplication>
@@ -81,8 +82,7 @@ class TestCliGpu : public QObject {
 private slots:
     void initTestCase()
     {
-        const kl::gpu::GpuStatus status = kl::gpu::gpuStatus();
-        if (!status.available) QSKIP(qPrintable(QStringLiteral("no CUDA device: ") + QString::fromStdString(status.reason)));
+        KL_SKIP_WITHOUT_GPU();
         QVERIFY2(QFileInfo(cliPath()).isExecutable(), qPrintable("kernellab-cli not found at " + cliPath() +
                                                                  " (build it, or set KL_CLI_PATH)"));
         const CliRun info = runCli({"info", "--json"});

@@ -7,6 +7,7 @@
 #include "kernellab/conv1d.hpp"
 #include "kernellab/error.hpp"
 #include "kernellab/gpu/engine.hpp"
+#include "gpu_skip.hpp"
 #include "test_support.hpp"
 
 #include <QtTest>
@@ -133,8 +134,7 @@ private:
 private slots:
     void initTestCase()
     {
-        const kl::gpu::GpuStatus status = kl::gpu::gpuStatus();
-        if (!status.available) QSKIP(msg("no CUDA device: " + status.reason));
+        KL_SKIP_WITHOUT_GPU();
         engine_ = std::make_unique<kl::gpu::Engine>();
         qInfo("device: %s", engine_->device().name.c_str());
     }

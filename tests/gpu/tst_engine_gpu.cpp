@@ -4,6 +4,7 @@
 #include "kernellab/error.hpp"
 #include "kernellab/gpu/engine.hpp"
 #include "kernellab/transpose.hpp"
+#include "gpu_skip.hpp"
 #include "test_support.hpp"
 
 #include <opencv2/core.hpp>
@@ -47,8 +48,7 @@ class TestEngineGpu : public QObject {
 private slots:
     void initTestCase()
     {
-        const kl::gpu::GpuStatus status = kl::gpu::gpuStatus();
-        if (!status.available) QSKIP(("no CUDA device: " + status.reason).c_str());
+        KL_SKIP_WITHOUT_GPU();
         engine_ = std::make_unique<Engine>();
     }
 

@@ -7,6 +7,7 @@
 #include "kernellab/gpu/engine.hpp"
 #include "kernellab/histogram.hpp"
 #include "kernellab/image.hpp"
+#include "gpu_skip.hpp"
 #include "test_support.hpp"
 
 #include <opencv2/core.hpp>
@@ -124,8 +125,7 @@ class TestHistogramGpu : public QObject {
 private slots:
     void initTestCase()
     {
-        const kl::gpu::GpuStatus status = kl::gpu::gpuStatus();
-        if (!status.available) QSKIP(("no CUDA device: " + status.reason).c_str());
+        KL_SKIP_WITHOUT_GPU();
         engine_ = std::make_unique<kl::gpu::Engine>();
     }
 

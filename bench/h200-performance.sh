@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The benchmark runs behind README "Performance" (the issue's target workloads), on a GPU
+# machine, from the build tree:   bash bench/h200-performance.sh OUT_DIR [INPUTS_DIR]
+# Writes OUT_DIR/<case>/kernellab-bench.{json,csv,md}; inputs are dumped as .npy into
+# INPUTS_DIR (default /tmp/kernellab-inputs) for bench/peers.py.
+set -uo pipefail
+out=${1:?usage: h200-performance.sh OUT_DIR [INPUTS_DIR]}
+inputs=${2:-/tmp/kernellab-inputs}
+here=$(cd "$(dirname "$0")" && pwd)
+cli=${KERNELLAB_CLI:-app/kernellab-cli}
+common=(--require-gpu --quiet --sizes 8192 --memory pinned --streams 1,4 --repetitions 20)
+status=0
+
+bench() {  # bench CASE ARGS...
+    local name=$1
+    shift
+    echo "=== $name"
+    "$cli" bench "${common[@]}" --out-dir "$out/$name" --dump-inputs "$inputs/$name" "$@" || status=1
+}
+
+mkdir -p "$out"
+"$cli" info > "$out/info.txt" || status=1
+bench transpose-histogram --ops transpose,histogram --depths u8,f32
+for k in 3 5 9 15; do bench "conv2d-f32-k$k" --ops conv2d --depths f32 --ksize "$k"; done
+bench conv2d-u8x3-k5 --ops conv2d --depths u8 --channels 3 --ksize 5
+for t in 15 127 1023 8191; do bench "conv1d-k$t" --ops conv1d --frames 16M --taps "$t"; done
+
+if [ "${RUN_PEERS:-1}" = 1 ]; then
+    for json in "$out"/*/kernellab-bench.json; do
+        echo "=== peers: $json"
+        python3 "$here/peers.py" --kernellab "$json" --out "$(dirname "$json")/peers.md" || status=1
+    done
+fi
+exit $status
