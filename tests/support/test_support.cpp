@@ -1,15 +1,44 @@
 #include "test_support.hpp"
 
+#include "kernellab/error.hpp"
+
 #include <opencv2/core.hpp>
 
 #include <QDir>
 #include <QTemporaryDir>
+#include <QtTest>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 namespace kltest {
+
+void writeFile(const std::string& path, const std::string& bytes)
+{
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string readFile(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void expectIoError(const std::function<void()>& action, const std::string& fileName, const std::string& reason)
+{
+    try {
+        action();
+    } catch (const kl::IoError& error) {
+        const std::string message = error.what();
+        QVERIFY2(message.find(fileName) != std::string::npos, msg("no file name in: " + message));
+        QVERIFY2(message.find(reason) != std::string::npos, msg("no '" + reason + "' in: " + message));
+        return;
+    }
+    QFAIL(msg("no kl::IoError for " + fileName));
+}
 
 std::string samplePath(const std::string& name)
 {

@@ -12,6 +12,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ std::string tempDir();
 cv::Mat randomImage(int rows, int cols, int depth, int channels, uint64_t seed);
 /// Uniform random signal in [-1, 1).
 kl::Signal randomSignal(size_t frames, int channels, double rate, uint64_t seed);
+
+/// Writes / reads a whole file as bytes.
+void writeFile(const std::string& path, const std::string& bytes);
+std::string readFile(const std::string& path);
+/// Verifies that `action` throws kl::IoError whose message names `fileName` and contains `reason`.
+void expectIoError(const std::function<void()>& action, const std::string& fileName, const std::string& reason);
 
 /// QString for QVERIFY2 messages.
 inline QByteArray msg(const std::string& s) { return QByteArray::fromStdString(s); }

@@ -26,29 +26,9 @@ namespace {
 // Creates the bad input at the given path.
 using MakeInput = std::function<void(const std::string& path)>;
 
-void writeFile(const std::string& path, const std::string& bytes)
-{
-    std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string readFile(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void expectIoError(const std::function<void()>& action, const std::string& fileName, const std::string& reason)
-{
-    try {
-        action();
-    } catch (const kl::IoError& error) {
-        const std::string message = error.what();
-        QVERIFY2(message.find(fileName) != std::string::npos, kltest::msg("no file name in: " + message));
-        QVERIFY2(message.find(reason) != std::string::npos, kltest::msg("no '" + reason + "' in: " + message));
-        return;
-    }
-    QFAIL(kltest::msg("no kl::IoError for " + fileName));
-}
+using kltest::expectIoError;
+using kltest::readFile;
+using kltest::writeFile;
 
 bool sameSignal(const kl::Signal& a, const kl::Signal& b, float tolerance)
 {
