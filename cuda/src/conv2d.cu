@@ -1,35 +1,60 @@
 // 2D convolution on the GPU: exactly conv2d.hpp's function (correlation with
 // effectiveKernel, anchor at the centre, borderIndex borders, per channel,
 // saturateRound to u8/u16) for every depth, channel count, border mode and
-// kernel size. One thread computes all channels of its output pixel.
+// kernel size.
 //
 // Variants:
-//   naive      one output pixel per thread; taps and input read from global
-//              memory, borderIndex per tap.
+//   naive      one output pixel per thread, all its channels; taps and input read
+//              from global memory, borderIndex per tap.
 //   constant   the same with the taps in __constant__ memory: all threads of a
 //              warp read the same tap, which the constant cache broadcasts.
-//   shared     a block stages its output tile plus the kernel's halo in shared
-//              memory, border resolved while loading, as f32 with one plane per
-//              channel (a warp reads consecutive banks); taps in constant memory.
-//              Each input pixel is read from global memory about once per block
-//              instead of once per tap, and each thread computes up to 4
-//              vertically adjacent outputs, so every value it reads from shared
-//              memory feeds up to 4 independent sums.
-//   separable  rank-1 kernels K = column * row^T (separateKernel): a row pass of
-//              kCols taps into an f32 intermediate, then a column pass of kRows
-//              taps, kRows + kCols multiply-adds per output instead of kRows * kCols.
+//   shared     a block stages its input tile (output tile plus the kernel's halo)
+//              in shared memory as f32 channel planes, the border resolved while
+//              loading, with one vector load per 4 elements where rows allow. Each
+//              thread computes 4 adjacent pixels in M adjacent rows: per input row
+//              it loads the values its window needs into registers once and feeds
+//              every output row and tap from them.
+//              Square 3, 5, 7, 9 and 15 kernels have compiled sizes (conv2dFixed):
+//              loops fully unrolled, every tap at a constant address (the uniform
+//              datapath loads two per ULDC and the FFMAs read them from uniform
+//              registers), all channel planes staged at once. Other sizes
+//              (conv2dAny) stage one plane at a time and keep the taps in shared
+//              memory, walking each kernel row in quads of taps.
+//   separable  rank-1 kernels K = column * row^T (separateKernel), kRows + kCols
+//              multiply-adds per output instead of kRows * kCols. Square 3..15
+//              kernels (conv2dSeparableRing): each thread owns 4 adjacent
+//              elements of an interleaved row and walks down a strip of rows,
+//              filtering every input row horizontally straight from global memory
+//              and keeping the last kRows results in registers for the vertical
+//              pass; no intermediate leaves the chip. Other sizes: a row pass into
+//              an f32 intermediate in global memory, then a column pass.
 //              Requesting it for another kernel is an InvalidArgument.
-//   auto       separable when the kernel is rank-1 with both sides >= 3 and more
-//              than 9 taps (5x3 and up: the two passes then do fewer multiply-adds
-//              than one 2D pass, and a 1xN or Nx1 kernel gains nothing from a
-//              second pass); shared otherwise.
+//   auto       separable for rank-1 kernels with both sides >= 3 and more than 9
+//              taps where it measured faster: compiled sizes on several channels,
+//              or 15x15 on f32; other sizes from 500 taps on. shared otherwise.
 //
-// Accuracy: sums are f32, each kernel row summed on its own and the row sums then
-// added (the separable passes do the same by construction). This two-level
-// summation keeps the error below about 5e-7 * sum|K * in| even for 63x63
-// kernels, inside conv2d.hpp's tie band of 1e-6 * sum|K * in|; one running sum
-// over all 3969 taps would not be (about 4e-6). So u8/u16 results equal the
-// reference except where its unrounded sum lies within that band of a tie.
+// Measured on an H200 (2026-11-20), kernel only, median ms; copy bandwidth 4146
+// GB/s (read + write), fp32 FMA peak 66.9 TFLOP/s. tests/gpu/tst_conv2d_gpu.cpp
+// `throughput` (KL_BENCH=1) prints these; docs/performance-conv2d.md has the rest.
+//   8192^2 f32, 1 channel         naive   constant  shared  separable  auto
+//     3x3  (76% of copy)            1.14    1.07     0.170   0.174     shared
+//     5x5  (67%)                    2.49    2.28     0.193   0.206     shared
+//     9x9  (49% of fp32 peak)       6.97    6.38     0.332   0.372     shared
+//     15x15 (66%; separable 72%)   18.1    16.7      0.681   0.627     separable (rank-1)
+//   8192^2 u8, 3 channels, 5x5      3.01    2.82     0.718   0.392     separable (25% of copy)
+//   4096^2 u8 (Gaussians)  1ch 15x15: shared 0.179, separable 0.298; 1ch 63x63: 5.84,
+//     1.445 (two passes); 4ch 15x15: 0.844, 0.777; 4ch 63x63: 22.0, 3.54.
+//   Any-size kernels against the two passes (4096^2 f32): 5x3 0.088 / 0.213, 11x11
+//     0.234 / 0.342, 31x7 0.324 / 0.676, 31x31 1.243 / 0.758 ms.
+//
+// Accuracy: sums are f32, each kernel row summed on its own (taps in order, from
+// 0) and the row sums then added in order, in every 2D variant alike, so naive,
+// constant and shared give identical bits. This two-level summation keeps the
+// error below about 5e-7 * sum|K * in| even for 63x63 kernels, inside
+// conv2d.hpp's tie band of 1e-6 * sum|K * in|; one running sum over all 3969
+// taps would not be (about 4e-6). The separable passes sum each pass the same
+// way. So u8/u16 results equal the reference except where its unrounded sum lies
+// within that band of a tie.
 //
 // Chunks are horizontal strips of output rows. Chunk c owns a slice of the
 // device input buffer holding (strip rows + 2 * ry) rows, ry = kRows / 2: slice
@@ -88,21 +113,32 @@ std::mutex constantTapsMutex;
 // Blocks are kBlockX x kBlockY threads; grids stride over rows (gridDim.y <= 65535).
 constexpr int kBlockX = 32, kBlockY = 8;
 constexpr unsigned kMaxGridY = 65535;
+/// shared: every thread computes kPixelsPerThread adjacent pixels, a block 128 columns.
+constexpr int kPixelsPerThread = 4, kTileCols = kBlockX * kPixelsPerThread;
+/// separable (compiled sizes): threads per block.
+constexpr int kRingThreads = 128;
+
+constexpr int roundUp4(int n) { return (n + 3) / 4 * 4; }
 
 /// One chunk: `rows` output rows from image row `row0`, read from a slice of
 /// rows + kRows - 1 input rows (slice row k = image row borderIndex(row0 - kRows / 2 + k)).
 template <typename In, typename Out> struct StripArgs {
     const In* in;
     Out* out;
-    float* mid;          ///< separable: the row pass's result, one f32 per slice element
+    float* mid;          ///< separable (two passes): the row pass's result, one f32 per slice element
     const float* taps;   ///< naive: kRows x kCols taps in global memory
     int rows, cols, row0, imageRows;
     int kRows, kCols;
     BorderMode border;
     float borderValue;
+    /// cols * channels is a multiple of 4: every group of 4 elements of a row that starts at a
+    /// multiple of 4 is aligned for one vector access, in the input slice and the output alike.
+    bool alignedRows;
 
     /// Whether slice row k lies in the constant border (outside the image in Constant mode).
     __device__ bool borderRow(int k) const { return borderIndex(row0 - kRows / 2 + k, imageRows, border) < 0; }
+    /// Whether slice row k is an image row itself rather than one the border supplies.
+    __device__ bool imageRow(int k) const { return unsigned(row0 - kRows / 2 + k) < unsigned(imageRows); }
 };
 
 template <typename Out, int CN> __device__ void storePixel(Out* out, const float (&sum)[CN])
@@ -116,6 +152,443 @@ template <bool ConstantTaps> __device__ float tapAt(const float* taps, int t)
     if constexpr (ConstantTaps) return cTaps[t];
     else return taps[t];
 }
+
+// ---- element access shared by the tiled and the separable kernels -------------------------------
+
+/// Four consecutive elements of the input as one access.
+template <typename In> struct Quad;
+template <> struct Quad<float> { using type = float4; };
+template <> struct Quad<uint8_t> { using type = uint32_t; };
+template <> struct Quad<uint16_t> { using type = uint2; };
+
+/// Four consecutive elements from a 4-element-aligned address, in one read-only load.
+template <typename In> __device__ typename Quad<In>::type loadQuad(const In* p)
+{
+    return __ldg(reinterpret_cast<const typename Quad<In>::type*>(p));
+}
+
+/// A loaded quad as f32. Integers are placed under the exponent of 2^23 and 2^23 subtracted:
+/// exact below 2^23, and two full-rate instructions instead of the quarter-rate conversion unit.
+__device__ float4 widen(float4 q) { return q; }
+__device__ float integerBits(uint32_t bits) { return __uint_as_float(bits) - 8388608.0f; }
+__device__ float4 widen(uint32_t w)
+{
+    return {integerBits(__byte_perm(w, 0x4B000000u, 0x7440)), integerBits(__byte_perm(w, 0x4B000000u, 0x7441)),
+            integerBits(__byte_perm(w, 0x4B000000u, 0x7442)), integerBits(__byte_perm(w, 0x4B000000u, 0x7443))};
+}
+__device__ float4 widen(uint2 w)
+{
+    return {integerBits(__byte_perm(w.x, 0x4B000000u, 0x7410)), integerBits(__byte_perm(w.x, 0x4B000000u, 0x7432)),
+            integerBits(__byte_perm(w.y, 0x4B000000u, 0x7410)), integerBits(__byte_perm(w.y, 0x4B000000u, 0x7432))};
+}
+
+/// Four results to a 4-element-aligned address in one store (saturateRound for integers).
+__device__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
+__device__ void store4(uint8_t* p, float4 v)
+{
+    *reinterpret_cast<uint32_t*>(p) = uint32_t(saturateRound<uint8_t>(v.x)) | uint32_t(saturateRound<uint8_t>(v.y)) << 8 |
+                                      uint32_t(saturateRound<uint8_t>(v.z)) << 16 |
+                                      uint32_t(saturateRound<uint8_t>(v.w)) << 24;
+}
+__device__ void store4(uint16_t* p, float4 v)
+{
+    *reinterpret_cast<uint2*>(p) = {uint32_t(saturateRound<uint16_t>(v.x)) | uint32_t(saturateRound<uint16_t>(v.y)) << 16,
+                                    uint32_t(saturateRound<uint16_t>(v.z)) | uint32_t(saturateRound<uint16_t>(v.w)) << 16};
+}
+
+/// floor(n / CN), n of either sign.
+template <int CN> __device__ int floorDiv(int n) { return n >= 0 ? n / CN : (n + 1) / CN - 1; }
+
+/// Element `flat` = pixel * CN + channel of slice row k, as f32; any pixel index (the border).
+template <int CN, typename In, typename Out>
+__device__ float fetch(const StripArgs<In, Out>& a, int k, bool borderRow, int flat)
+{
+    const int p = floorDiv<CN>(flat);
+    const int sx = borderIndex(p, a.cols, a.border);
+    return borderRow || sx < 0 ? a.borderValue : float(a.in[(size_t(k) * a.cols + sx) * CN + (flat - p * CN)]);
+}
+
+// ---- shared: tiled kernels --------------------------------------------------------------------------
+
+/// Stages slice rows y0 .. y0 + rows - 1, pixels px0 .. px0 + cols - 1 (px0 may be negative: the
+/// border), channels firstPlane .. lastPlane - 1 into f32 planes
+/// tile[((c - firstPlane) * rows + row) * cols + pixel - px0]. The interleaved rows are read in
+/// `groups` groups of 4 elements from element `first` (a multiple of 4 at or before the first one
+/// needed): one vector load per group inside an aligned row, borderIndex per element elsewhere.
+/// Slice rows past the strip only feed outputs past it, which are never stored.
+/// AlignedTile (one channel, px0 and cols multiples of 4, first == px0): one vector store per group.
+template <int CN, bool AlignedTile, typename In, typename Out>
+__device__ void loadTile(float* tile, const StripArgs<In, Out>& a, int y0, int px0, int rows, int cols, int first,
+                         int groups, int firstPlane, int lastPlane)
+{
+    const int flatCols = a.cols * CN, sliceRows = a.rows + a.kRows - 1;
+    const int threads = blockDim.x * blockDim.y;
+    for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < rows * groups; e += threads) {
+        const int r = e / groups, flat = first + 4 * (e - r * groups), k = y0 + r;
+        const bool borderRow = k >= sliceRows || a.borderRow(k);
+        float4 v;
+        if (!borderRow && a.alignedRows && flat >= 0 && flat + 4 <= flatCols)
+            v = widen(loadQuad(a.in + size_t(k) * flatCols + flat));
+        else
+            v = {fetch<CN>(a, k, borderRow, flat), fetch<CN>(a, k, borderRow, flat + 1),
+                 fetch<CN>(a, k, borderRow, flat + 2), fetch<CN>(a, k, borderRow, flat + 3)};
+        if constexpr (AlignedTile) {
+            reinterpret_cast<float4*>(tile + r * cols + flat - px0)[0] = v;
+        } else {
+            const float values[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int p = floorDiv<CN>(flat + q), c = flat + q - p * CN, s = p - px0;
+                if (s >= 0 && s < cols && c >= firstPlane && c < lastPlane)
+                    tile[((c - firstPlane) * rows + r) * cols + s] = values[q];
+            }
+        }
+    }
+}
+
+/// A thread's results for channel c: pixels x .. x + 3 of rows y .. y + M - 1, those inside the strip.
+template <int CN, int M, typename In, typename Out>
+__device__ void storeTile(const StripArgs<In, Out>& a, int y, int x, int c, const float (&sum)[M][kPixelsPerThread])
+{
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+        if (y + r >= a.rows) return;
+        Out* row = a.out + size_t(y + r) * a.cols * CN;
+        if (CN == 1 && a.alignedRows && x + 4 <= a.cols) {
+            store4(row + x, make_float4(sum[r][0], sum[r][1], sum[r][2], sum[r][3]));
+        } else {
+#pragma unroll
+            for (int n = 0; n < kPixelsPerThread; ++n)
+                if (x + n < a.cols) row[(x + n) * CN + c] = saturateRound<Out>(sum[r][n]);
+        }
+    }
+}
+
+/// conv2dFixed's tile for a K x K kernel: 128 output pixels by kBlockY * M rows, every channel.
+template <int K, int CN, int M> struct FixedTile {
+    static constexpr int radius = K / 2;
+    /// Tile column 0 is pixel x0 - pad; for one channel pad is a multiple of 4 so that rows load
+    /// and store whole float4s.
+    static constexpr int pad = CN == 1 ? roundUp4(radius) : radius;
+    /// A thread's register window starts at its first pixel's column - pad; tap j of pixel n is
+    /// window[offset + j + n].
+    static constexpr int offset = pad - radius;
+    static constexpr int window = roundUp4(offset + K - 1 + kPixelsPerThread);
+    static constexpr int cols = (kBlockX - 1) * kPixelsPerThread + window;
+    static constexpr int outRows = kBlockY * M, rows = outRows + K - 1;
+    /// The interleaved elements loaded per tile row: from x0 * CN - head, in groups of 4.
+    static constexpr int head = roundUp4(pad * CN), groups = (head + (cols - pad) * CN + 3) / 4;
+    static constexpr size_t bytes = size_t(CN) * rows * cols * sizeof(float);
+};
+
+/// Output rows per thread of conv2dFixed (tiles of kBlockY * 2 rows). Measured on the H200
+/// (8192^2 f32, 3x3 .. 15x15; u8 3 and 4 channels): 2 beat 4 and 8 everywhere, e.g. 3x3
+/// 0.176 / 0.204 / 0.281 ms: shorter tiles fit more blocks per SM, whose loads then overlap
+/// other blocks' arithmetic.
+constexpr int kFixedRowsPerThread = 2;
+
+template <typename In, typename Out, int CN, int K, int M>
+__global__ void __launch_bounds__(kBlockX* kBlockY, 2) conv2dFixed(StripArgs<In, Out> a)
+{
+    using T = FixedTile<K, CN, M>;
+    extern __shared__ float4 sharedStorage[];
+    float* tile = reinterpret_cast<float*>(sharedStorage);
+    const int x0 = blockIdx.x * kTileCols, x = x0 + threadIdx.x * kPixelsPerThread, firstRow = threadIdx.y * M;
+    for (int y0 = blockIdx.y * T::outRows; y0 < a.rows; y0 += gridDim.y * T::outRows) {
+        __syncthreads();  // the previous tile has been read
+        loadTile<CN, CN == 1>(tile, a, y0, x0 - T::pad, T::rows, T::cols, x0 * CN - T::head, T::groups, 0, CN);
+        __syncthreads();
+#pragma unroll 1
+        for (int c = 0; c < CN; ++c) {
+            const float* source = tile + (c * T::rows + firstRow) * T::cols + threadIdx.x * kPixelsPerThread;
+            float sum[M][kPixelsPerThread] = {};
+            // Tile row firstRow + t is kernel row i = t - r of output row r.
+#pragma unroll
+            for (int t = 0; t < M + K - 1; ++t) {
+                float w[T::window];
+#pragma unroll
+                for (int g = 0; g < T::window / 4; ++g) {
+                    const float4 v = reinterpret_cast<const float4*>(source + t * T::cols)[g];
+                    w[4 * g] = v.x, w[4 * g + 1] = v.y, w[4 * g + 2] = v.z, w[4 * g + 3] = v.w;
+                }
+                // Keeps the compiler from hoisting every row's loads to the top (a register per value).
+                asm volatile("" ::: "memory");
+#pragma unroll
+                for (int r = 0; r < M; ++r) {
+                    const int i = t - r;
+                    if (i < 0 || i >= K) continue;
+                    float rowSum[kPixelsPerThread] = {};
+#pragma unroll
+                    for (int j = 0; j < K; ++j)
+#pragma unroll
+                        for (int n = 0; n < kPixelsPerThread; ++n)
+                            rowSum[n] = fmaf(cTaps[i * K + j], w[T::offset + j + n], rowSum[n]);
+#pragma unroll
+                    for (int n = 0; n < kPixelsPerThread; ++n) sum[r][n] += rowSum[n];
+                }
+            }
+            storeTile<CN, M>(a, y0 + firstRow, x, c, sum);
+        }
+    }
+}
+
+/// conv2dAny's tile for a kRows x kCols kernel: the taps as kRows rows of `quads` float4 (zero
+/// padded), then one channel plane of 128 + 4 * quads columns (column 0 = pixel x0 - kCols / 2)
+/// by kBlockY * M + kRows - 1 rows.
+struct AnyTile {
+    int quads, cols, rows;
+    size_t bytes;
+};
+
+__host__ __device__ AnyTile anyTile(int kRows, int kCols, int rowsPerThread)
+{
+    const int quads = (kCols + 3) / 4, cols = kTileCols + 4 * quads, rows = kBlockY * rowsPerThread + kRows - 1;
+    return {quads, cols, rows, (size_t(rows) * cols + size_t(kRows) * quads * 4) * sizeof(float)};
+}
+
+template <typename In, typename Out, int CN, int M>
+__global__ void __launch_bounds__(kBlockX* kBlockY) conv2dAny(StripArgs<In, Out> a)
+{
+    extern __shared__ float4 sharedStorage[];
+    const AnyTile shape = anyTile(a.kRows, a.kCols, M);
+    const int fullQuads = a.kCols / 4, rx = a.kCols / 2;
+    float4* taps = sharedStorage;
+    float* tile = reinterpret_cast<float*>(sharedStorage + a.kRows * shape.quads);
+    const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+    for (int e = thread; e < a.kRows * shape.quads * 4; e += threads) {
+        const int i = e / (shape.quads * 4), j = e - i * shape.quads * 4;
+        reinterpret_cast<float*>(taps)[e] = j < a.kCols ? cTaps[i * a.kCols + j] : 0.f;
+    }
+    const int x0 = blockIdx.x * kTileCols, x = x0 + threadIdx.x * kPixelsPerThread, firstRow = threadIdx.y * M;
+    const int px0 = x0 - rx;
+    for (int y0 = blockIdx.y * kBlockY * M; y0 < a.rows; y0 += gridDim.y * kBlockY * M) {
+#pragma unroll 1
+        for (int c = 0; c < CN; ++c) {
+            __syncthreads();  // the taps are in place; the previous plane has been read
+            const int first = (px0 * CN + c) & ~3;
+            const int groups = ((px0 + shape.cols - 1) * CN + c + 1 - first + 3) / 4;
+            loadTile<CN, false>(tile, a, y0, px0, shape.rows, shape.cols, first, groups, c, c + 1);
+            __syncthreads();
+            const float* source = tile + firstRow * shape.cols + threadIdx.x * kPixelsPerThread;
+            float sum[M][kPixelsPerThread] = {};
+            for (int t = 0; t < M + a.kRows - 1; ++t) {
+                bool live[M];
+#pragma unroll
+                for (int r = 0; r < M; ++r) live[r] = t - r >= 0 && t - r < a.kRows;
+                float rowSum[M][kPixelsPerThread] = {};
+                const float4* row = reinterpret_cast<const float4*>(source + t * shape.cols);
+                for (int q = 0; q < shape.quads; ++q) {
+                    const float4 lo = row[q], hi = row[q + 1];
+                    const float w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+                    const bool full = q < fullQuads;
+#pragma unroll
+                    for (int r = 0; r < M; ++r) {
+                        if (!live[r]) continue;
+                        const float4 quad = taps[(t - r) * shape.quads + q];
+                        const float tap[4] = {quad.x, quad.y, quad.z, quad.w};
+#pragma unroll
+                        for (int jj = 0; jj < 4; ++jj) {
+                            if (!full && 4 * q + jj >= a.kCols) break;
+#pragma unroll
+                            for (int n = 0; n < kPixelsPerThread; ++n)
+                                rowSum[r][n] = fmaf(tap[jj], w[jj + n], rowSum[r][n]);
+                        }
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r < M; ++r)
+                    if (live[r])
+#pragma unroll
+                        for (int n = 0; n < kPixelsPerThread; ++n) sum[r][n] += rowSum[r][n];
+            }
+            storeTile<CN, M>(a, y0 + firstRow, x, c, sum);
+        }
+    }
+}
+
+// ---- separable ---------------------------------------------------------------------------------------
+
+/// The input window of the row pass for N interleaved elements from `flat` of an image row whose
+/// window lies inside an aligned row: quads from flat - head (the halo rounded up to 4), as loaded.
+template <typename In, int CN, int K, int N> struct RowWindow {
+    static constexpr int halo = K / 2 * CN, head = roundUp4(halo), quads = (2 * head + N) / 4;
+    typename Quad<In>::type quad[quads];
+};
+
+template <int CN, int K, int N, typename In, typename Out>
+__device__ RowWindow<In, CN, K, N> loadWindow(const StripArgs<In, Out>& a, int k, int flat)
+{
+    using W = RowWindow<In, CN, K, N>;
+    W w;
+    const In* source = a.in + size_t(k) * a.cols * CN + flat - W::head;
+#pragma unroll
+    for (int q = 0; q < W::quads; ++q) w.quad[q] = loadQuad(source + 4 * q);
+    return w;
+}
+
+/// The row pass over a loaded window, summed as conv2dRowPass sums it.
+template <typename In, int CN, int K, int N> __device__ void rowSums(const RowWindow<In, CN, K, N>& w, float (&out)[N])
+{
+    using W = RowWindow<In, CN, K, N>;
+    float v[4 * W::quads];
+#pragma unroll
+    for (int q = 0; q < W::quads; ++q) {
+        const float4 f = widen(w.quad[q]);
+        v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+    }
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        float sum = 0;
+#pragma unroll
+        for (int j = 0; j < K; ++j) sum = fmaf(cRowTaps[j], v[W::head - W::halo + n + j * CN], sum);
+        out[n] = sum;
+    }
+}
+
+template <int N> struct RowValues {
+    float v[N];
+};
+
+/// The row pass anywhere, element by element through borderIndex. Not inlined: the ring kernel
+/// unrolls its row loop K times, and one copy of this rarely taken path serves them all.
+template <int CN, int K, int N, typename In, typename Out>
+__device__ __noinline__ RowValues<N> rowPassBorder(StripArgs<In, Out> a, int k, int flat)
+{
+    const bool borderRow = a.borderRow(k);
+    RowValues<N> out;
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        float sum = 0;
+        for (int j = 0; j < K; ++j)
+            sum = fmaf(cRowTaps[j], fetch<CN>(a, k, borderRow, flat + n + (j - K / 2) * CN), sum);
+        out.v[n] = sum;
+    }
+    return out;
+}
+
+/// Separable K x K kernels: thread t owns interleaved elements t * N .. t * N + N - 1 of every row
+/// of a strip of stripRows output rows. Slice row k's row pass lands in ring[(k - y0) % K]; output
+/// row y sums ring slots for slice rows y .. y + K - 1 with the column taps, in order, as
+/// conv2dColumnPass. The row loop is unrolled by K so that every ring index is a constant.
+/// Prefetch: where the strip's windows all lie inside the image, each row's window is loaded while
+/// the previous row is summed.
+template <typename In, typename Out, int CN, int K, int N, bool Prefetch>
+__global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In, Out> a, int stripRows)
+{
+    using Window = RowWindow<In, CN, K, N>;
+    const int flatCols = a.cols * CN, flat = (blockIdx.x * kRingThreads + threadIdx.x) * N;
+    if (flat >= flatCols) return;
+    const bool interior = a.alignedRows && flat >= Window::head && flat + N + Window::head <= flatCols;
+    const bool vectorStore = a.alignedRows && flat + N <= flatCols;
+    for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
+        const int y1 = min(y0 + stripRows, a.rows), last = y1 + K - 2;  // the strip reads slice rows y0 .. last
+        // rowInto(k, out) leaves slice row k's row pass in out; it is called for k = y0, y0 + 1, ... in turn.
+        const auto walk = [&](auto&& rowInto) {
+            float ring[K][N];
+#pragma unroll
+            for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
+            for (int y = y0; y < y1; y += K) {
+#pragma unroll
+                for (int s = 0; s < K; ++s) {
+                    if (y + s >= y1) break;
+                    rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
+                    float sum[N] = {};
+#pragma unroll
+                    for (int i = 0; i < K; ++i)
+#pragma unroll
+                        for (int n = 0; n < N; ++n) sum[n] = fmaf(cColumnTaps[i], ring[(s + i) % K][n], sum[n]);
+                    Out* out = a.out + size_t(y + s) * flatCols + flat;
+                    if (vectorStore) {
+#pragma unroll
+                        for (int g = 0; g < N / 4; ++g)
+                            store4(out + 4 * g, make_float4(sum[4 * g], sum[4 * g + 1], sum[4 * g + 2], sum[4 * g + 3]));
+                    } else {
+#pragma unroll
+                        for (int n = 0; n < N; ++n)
+                            if (flat + n < flatCols) out[n] = saturateRound<Out>(sum[n]);
+                    }
+                }
+            }
+        };
+        if (Prefetch && interior && a.imageRow(y0) && a.imageRow(last)) {
+            if constexpr (Prefetch) {
+                Window window = loadWindow<CN, K, N>(a, y0, flat);
+                walk([&](int k, float(&out)[N]) {
+                    const Window next = loadWindow<CN, K, N>(a, min(k + 1, last), flat);
+                    rowSums(window, out);
+                    window = next;
+                });
+            }
+        } else {
+            walk([&](int k, float(&out)[N]) {
+                if (interior && a.imageRow(k)) {
+                    rowSums(loadWindow<CN, K, N>(a, k, flat), out);
+                } else {
+                    const RowValues<N> values = rowPassBorder<CN, K, N>(a, k, flat);
+#pragma unroll
+                    for (int n = 0; n < N; ++n) out[n] = values.v[n];
+                }
+            });
+        }
+    }
+}
+
+/// conv2dSeparableRing's shape: interleaved elements per thread and output rows per strip. Measured
+/// on the H200 (8192^2, 3x3 .. 15x15 f32 and 5x5 u8 3 channels): 4 and 16 beat 8 elements and 32 or
+/// 64 rows everywhere (e.g. u8 3 channels 5x5: 0.414 ms against 0.550 for 8 elements, 0.503 for
+/// 64 rows): more threads in flight, though short strips recompute more halo rows. The walk waits
+/// on its loads, so it prefetches up to 9x9; at 15x15 the prefetched window takes the kernel from
+/// about 100 to 160-255 registers (ptxas -v), fewer threads in flight, and it is left out there.
+constexpr int kRingElements = 4, kRingStrip = 16;
+
+template <typename In, typename Out, int CN, int K> constexpr auto ringKernel()
+{
+    return conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>;
+}
+
+/// separable, other sizes, pass 1: every slice row (halo rows included) filtered horizontally into
+/// `mid`. A constant-border row filters the border value, as the 2D sum does.
+template <typename In, typename Out, int CN> __global__ void conv2dRowPass(StripArgs<In, Out> a)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= a.cols) return;
+    const int rx = a.kCols / 2, sliceRows = a.rows + a.kRows - 1;
+    for (int k = blockIdx.y * blockDim.y + threadIdx.y; k < sliceRows; k += gridDim.y * blockDim.y) {
+        const bool borderRow = a.borderRow(k);
+        const In* row = a.in + size_t(k) * a.cols * CN;
+        float sum[CN] = {};
+        for (int j = 0; j < a.kCols; ++j) {
+            const float tap = cRowTaps[j];
+            const int sx = borderIndex(x + j - rx, a.cols, a.border);
+#pragma unroll
+            for (int c = 0; c < CN; ++c)
+                sum[c] = fmaf(tap, borderRow || sx < 0 ? a.borderValue : float(row[size_t(sx) * CN + c]), sum[c]);
+        }
+#pragma unroll
+        for (int c = 0; c < CN; ++c) a.mid[(size_t(k) * a.cols + x) * CN + c] = sum[c];
+    }
+}
+
+/// separable, other sizes, pass 2: output row y is slice rows y .. y + kRows - 1 of `mid`,
+/// weighted by the column taps.
+template <typename In, typename Out, int CN> __global__ void conv2dColumnPass(StripArgs<In, Out> a)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= a.cols) return;
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < a.rows; y += gridDim.y * blockDim.y) {
+        const float* source = a.mid + (size_t(y) * a.cols + x) * CN;
+        const size_t pitch = size_t(a.cols) * CN;
+        float sum[CN] = {};
+        for (int i = 0; i < a.kRows; ++i) {
+            const float tap = cColumnTaps[i];
+#pragma unroll
+            for (int c = 0; c < CN; ++c) sum[c] = fmaf(tap, source[i * pitch + c], sum[c]);
+        }
+        storePixel<Out, CN>(a.out + (size_t(y) * a.cols + x) * CN, sum);
+    }
+}
+
+// ---- naive, constant ------------------------------------------------------------------------------
 
 /// naive and constant: every tap reads the input through borderIndex.
 template <typename In, typename Out, int CN, bool ConstantTaps> __global__ void conv2dDirect(StripArgs<In, Out> a)
@@ -143,165 +616,113 @@ template <typename In, typename Out, int CN, bool ConstantTaps> __global__ void 
     }
 }
 
-/// shared: output tiles of kBlockX x (kBlockY * R) pixels; dynamic shared memory holds CN planes
-/// of (kBlockY * R + kRows - 1) x (kBlockX + kCols - 1) floats. Each thread computes R vertically
-/// adjacent outputs at once: every tile value it reads feeds up to R of them (R independent sums
-/// in flight, 1/R of the shared-memory reads), each still summed in the same order as conv2dDirect.
-template <typename In, typename Out, int CN, int R> __global__ void conv2dShared(StripArgs<In, Out> a)
+// ---- host side ---------------------------------------------------------------------------------------
+
+/// Calls f(std::integral_constant<int, k>{}) when k is a compiled kernel size, and returns whether it was.
+template <typename F> bool withFixedSize(int k, F&& f)
 {
-    extern __shared__ float tile[];
-    constexpr int tileRows = kBlockY * R;
-    const int rx = a.kCols / 2;
-    const int haloCols = kBlockX + a.kCols - 1, plane = (tileRows + a.kRows - 1) * haloCols;
-    const int sliceRows = a.rows + a.kRows - 1;
-    const int x0 = blockIdx.x * kBlockX, x = x0 + threadIdx.x;
-    const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
-    const int firstRow = threadIdx.y * R;  // of this thread's outputs, within the tile
-    for (int y0 = blockIdx.y * tileRows; y0 < a.rows; y0 += gridDim.y * tileRows) {
-        __syncthreads();  // the previous tile has been read
-        for (int e = thread; e < plane; e += threads) {
-            const int r = e / haloCols, k = y0 + r;
-            const int sx = borderIndex(x0 + e - r * haloCols - rx, a.cols, a.border);
-            // Slice rows past the strip only feed outputs past it, which are never stored.
-            const bool border = k >= sliceRows || sx < 0 || a.borderRow(k);
-#pragma unroll
-            for (int c = 0; c < CN; ++c)
-                tile[c * plane + e] = border ? a.borderValue : float(a.in[(size_t(k) * a.cols + sx) * CN + c]);
-        }
-        __syncthreads();
-        float sum[R][CN] = {}, rowSum[R][CN] = {};
-        // Tile row firstRow + t is kernel row i = t - r of output r.
-        for (int t = 0; t < R + a.kRows - 1; ++t) {
-            const float* source = tile + (firstRow + t) * haloCols + threadIdx.x;
-            for (int j = 0; j < a.kCols; ++j) {
-                float v[CN];
-#pragma unroll
-                for (int c = 0; c < CN; ++c) v[c] = source[c * plane + j];
-#pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    const int i = t - r;
-                    if (i < 0 || i >= a.kRows) continue;
-                    const float tap = cTaps[i * a.kCols + j];
-#pragma unroll
-                    for (int c = 0; c < CN; ++c) rowSum[r][c] = fmaf(tap, v[c], rowSum[r][c]);
-                }
-            }
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const int i = t - r;
-                if (i < 0 || i >= a.kRows) continue;
-#pragma unroll
-                for (int c = 0; c < CN; ++c) {
-                    sum[r][c] += rowSum[r][c];
-                    rowSum[r][c] = 0;
-                }
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const int y = y0 + firstRow + r;
-            if (x < a.cols && y < a.rows) storePixel<Out, CN>(a.out + (size_t(y) * a.cols + x) * CN, sum[r]);
-        }
+    switch (k) {
+    case 3: f(std::integral_constant<int, 3>{}); return true;
+    case 5: f(std::integral_constant<int, 5>{}); return true;
+    case 7: f(std::integral_constant<int, 7>{}); return true;
+    case 9: f(std::integral_constant<int, 9>{}); return true;
+    case 15: f(std::integral_constant<int, 15>{}); return true;
+    default: return false;
     }
 }
 
-/// separable, pass 1: every slice row (halo rows included) filtered horizontally into `mid`.
-/// A constant-border row filters the border value, as the 2D sum does.
-template <typename In, typename Out, int CN> __global__ void conv2dRowPass(StripArgs<In, Out> a)
+dim3 gridFor(int cols, int rows, int colsPerBlock, int rowsPerBlock)
 {
-    const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    if (x >= a.cols) return;
-    const int rx = a.kCols / 2, sliceRows = a.rows + a.kRows - 1;
-    for (int k = blockIdx.y * blockDim.y + threadIdx.y; k < sliceRows; k += gridDim.y * blockDim.y) {
-        const bool borderRow = a.borderRow(k);
-        const In* row = a.in + size_t(k) * a.cols * CN;
-        float sum[CN] = {};
-        for (int j = 0; j < a.kCols; ++j) {
-            const float tap = cRowTaps[j];
-            const int sx = borderIndex(x + j - rx, a.cols, a.border);
-#pragma unroll
-            for (int c = 0; c < CN; ++c)
-                sum[c] = fmaf(tap, borderRow || sx < 0 ? a.borderValue : float(row[size_t(sx) * CN + c]), sum[c]);
-        }
-#pragma unroll
-        for (int c = 0; c < CN; ++c) a.mid[(size_t(k) * a.cols + x) * CN + c] = sum[c];
-    }
+    return dim3(unsigned(cols + colsPerBlock - 1) / unsigned(colsPerBlock),
+                std::min(unsigned(rows + rowsPerBlock - 1) / unsigned(rowsPerBlock), kMaxGridY));
 }
 
-/// separable, pass 2: output row y is slice rows y .. y + kRows - 1 of `mid`, weighted by the column taps.
-template <typename In, typename Out, int CN> __global__ void conv2dColumnPass(StripArgs<In, Out> a)
-{
-    const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    if (x >= a.cols) return;
-    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < a.rows; y += gridDim.y * blockDim.y) {
-        const float* source = a.mid + (size_t(y) * a.cols + x) * CN;
-        const size_t pitch = size_t(a.cols) * CN;
-        float sum[CN] = {};
-        for (int i = 0; i < a.kRows; ++i) {
-            const float tap = cColumnTaps[i];
-#pragma unroll
-            for (int c = 0; c < CN; ++c) sum[c] = fmaf(tap, source[i * pitch + c], sum[c]);
-        }
-        storePixel<Out, CN>(a.out + (size_t(y) * a.cols + x) * CN, sum);
-    }
-}
-
-dim3 gridFor(int cols, int rows, int rowsPerBlock)
-{
-    return dim3(unsigned(cols + kBlockX - 1) / kBlockX, std::min(unsigned(rows + rowsPerBlock - 1) / rowsPerBlock, kMaxGridY));
-}
-
-/// Output rows per shared-memory tile and the tile's bytes: the tallest of 32 and 16 rows
-/// whose halo tile fits the default 48 KB (several blocks per SM), else 8 rows with the
-/// device's opt-in limit (large kernels are bound by their multiply-adds, not the halo).
-struct SharedTile {
-    int rows = kBlockY;
+/// The shared variant's kernel for a problem, its dynamic shared memory and output rows per block.
+template <typename In, typename Out> struct SharedKernel {
+    void (*kernel)(StripArgs<In, Out>) = nullptr;
     size_t bytes = 0;
+    int rowsPerBlock = 0;
 };
 
-SharedTile sharedTile(int kRows, int kCols, int channels, size_t optInLimit)
+/// conv2dFixed for square compiled sizes whose tile fits the device, else conv2dAny with the
+/// tallest tile (4, 2 or 1 rows per thread) that fits.
+template <typename In, typename Out, int CN> SharedKernel<In, Out> sharedKernel(int kRows, int kCols, size_t optInLimit)
 {
-    const auto bytes = [&](int rows) {
-        return size_t(channels) * size_t(rows + kRows - 1) * size_t(kBlockX + kCols - 1) * sizeof(float);
+    SharedKernel<In, Out> chosen;
+    if (kRows == kCols)
+        withFixedSize(kRows, [&](auto k) {
+            constexpr int M = kFixedRowsPerThread;
+            using T = FixedTile<decltype(k)::value, CN, M>;
+            if (T::bytes <= optInLimit) chosen = {conv2dFixed<In, Out, CN, decltype(k)::value, M>, T::bytes, T::outRows};
+        });
+    if (chosen.kernel) return chosen;
+    const auto any = [&](auto m) {
+        return SharedKernel<In, Out>{conv2dAny<In, Out, CN, decltype(m)::value>,
+                                     anyTile(kRows, kCols, decltype(m)::value).bytes, kBlockY * decltype(m)::value};
     };
-    for (int rows : {4 * kBlockY, 2 * kBlockY})
-        if (bytes(rows) <= 48 * 1024) return {rows, bytes(rows)};
-    if (bytes(kBlockY) > optInLimit)
-        throw InvalidArgument("conv2d shared: a " + std::to_string(kCols) + "x" + std::to_string(kRows) + " kernel on " +
-                              std::to_string(channels) + " channels needs " + formatBytes(bytes(kBlockY)) +
-                              " of shared memory per block; the device allows " + formatBytes(optInLimit));
-    return {kBlockY, bytes(kBlockY)};
+    for (const SharedKernel<In, Out>& k : {any(std::integral_constant<int, 4>{}), any(std::integral_constant<int, 2>{}),
+                                           any(std::integral_constant<int, 1>{})})
+        if (k.bytes <= optInLimit) return k;
+    throw InvalidArgument("conv2d shared: a " + std::to_string(kCols) + "x" + std::to_string(kRows) +
+                          " kernel needs " + formatBytes(any(std::integral_constant<int, 1>{}).bytes) +
+                          " of shared memory per block; the device allows " + formatBytes(optInLimit));
 }
 
-/// The shared kernel for a tile height (each thread computes tileRows / kBlockY outputs).
-template <typename In, typename Out, int CN> auto sharedKernel(int tileRows)
+/// Whether the separable variant runs conv2dSeparableRing (square compiled sizes) rather than two passes.
+bool ringApplies(int kRows, int kCols)
 {
-    using Kernel = void (*)(StripArgs<In, Out>);
-    switch (tileRows / kBlockY) {
-    case 4: return Kernel(conv2dShared<In, Out, CN, 4>);
-    case 2: return Kernel(conv2dShared<In, Out, CN, 2>);
-    default: return Kernel(conv2dShared<In, Out, CN, 1>);
-    }
+    return kRows == kCols && withFixedSize(kRows, [](auto) {});
+}
+
+/// auto: separable where it measured faster on the H200 (see the header): rank-1 kernels with both
+/// sides >= 3 and more than 9 taps, on the ring (compiled sizes) for several channels or 15x15 on
+/// f32, in two passes from 500 taps on; shared otherwise.
+bool preferSeparable(bool rankOne, int kRows, int kCols, int depth, int channels)
+{
+    if (!rankOne || kRows < 3 || kCols < 3 || kRows * kCols <= 9) return false;
+    if (ringApplies(kRows, kCols)) return channels > 1 || (depth == CV_32F && kRows >= 15);
+    return kRows * kCols >= 500;
+}
+
+/// Raises the shared variant's dynamic shared-memory limit for this problem (above 48 KB a
+/// kernel must opt in before its launch).
+template <typename In, typename Out, int CN> void configureShared(int kRows, int kCols, size_t optInLimit)
+{
+    const SharedKernel<In, Out> k = sharedKernel<In, Out, CN>(kRows, kCols, optInLimit);
+    KL_CUDA_TRY(cudaFuncSetAttribute(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(k.bytes)));
+    // Left to itself the driver may keep most of the SM's memory as L1, fitting fewer blocks.
+    KL_CUDA_TRY(cudaFuncSetAttribute(k.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     int(cudaSharedmemCarveoutMaxShared)));
 }
 
 template <typename In, typename Out, int CN>
-void launchConv2d(Conv2dVariant v, const StripArgs<In, Out>& a, int tileRows, size_t sharedBytes, cudaStream_t s)
+void launchConv2d(Conv2dVariant v, const StripArgs<In, Out>& a, size_t optInLimit, cudaStream_t s)
 {
     const dim3 block(kBlockX, kBlockY);
     switch (v) {
     case Conv2dVariant::Naive:
-        conv2dDirect<In, Out, CN, false><<<gridFor(a.cols, a.rows, kBlockY), block, 0, s>>>(a);
+        conv2dDirect<In, Out, CN, false><<<gridFor(a.cols, a.rows, kBlockX, kBlockY), block, 0, s>>>(a);
         break;
     case Conv2dVariant::Constant:
-        conv2dDirect<In, Out, CN, true><<<gridFor(a.cols, a.rows, kBlockY), block, 0, s>>>(a);
+        conv2dDirect<In, Out, CN, true><<<gridFor(a.cols, a.rows, kBlockX, kBlockY), block, 0, s>>>(a);
         break;
-    case Conv2dVariant::Shared:
-        sharedKernel<In, Out, CN>(tileRows)<<<gridFor(a.cols, a.rows, tileRows), block, sharedBytes, s>>>(a);
+    case Conv2dVariant::Shared: {
+        const SharedKernel<In, Out> k = sharedKernel<In, Out, CN>(a.kRows, a.kCols, optInLimit);
+        k.kernel<<<gridFor(a.cols, a.rows, kTileCols, k.rowsPerBlock), block, k.bytes, s>>>(a);
         break;
+    }
     case Conv2dVariant::Separable:
-        conv2dRowPass<In, Out, CN><<<gridFor(a.cols, a.rows + a.kRows - 1, kBlockY), block, 0, s>>>(a);
-        KL_CHECK_LAUNCH();
-        conv2dColumnPass<In, Out, CN><<<gridFor(a.cols, a.rows, kBlockY), block, 0, s>>>(a);
+        if (ringApplies(a.kRows, a.kCols)) {
+            withFixedSize(a.kRows, [&](auto k) {
+                ringKernel<In, Out, CN, decltype(k)::value>()
+                    <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip), kRingThreads, 0, s>>>(
+                        a, kRingStrip);
+            });
+        } else {
+            conv2dRowPass<In, Out, CN><<<gridFor(a.cols, a.rows + a.kRows - 1, kBlockX, kBlockY), block, 0, s>>>(a);
+            KL_CHECK_LAUNCH();
+            conv2dColumnPass<In, Out, CN><<<gridFor(a.cols, a.rows, kBlockX, kBlockY), block, 0, s>>>(a);
+        }
         break;
     }
     KL_CHECK_LAUNCH();
@@ -344,9 +765,9 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
     const std::vector<float> taps(kernel.begin<float>(), kernel.end<float>());
     const int kRows = kernel.rows, kCols = kernel.cols;
     const std::optional<SeparableKernel> factors = separateKernel(kernel);
-    const bool preferSeparable = factors && kRows >= 3 && kCols >= 3 && kRows * kCols > 9;
+    const bool autoSeparable = preferSeparable(factors.has_value(), kRows, kCols, input.depth(), input.channels());
     const std::string variantName =
-        resolveVariant("conv2d", options.variant, kConv2dVariants, preferSeparable ? "separable" : "shared");
+        resolveVariant("conv2d", options.variant, kConv2dVariants, autoSeparable ? "separable" : "shared");
     const Conv2dVariant variant = parseVariant(variantName);
     if (variant == Conv2dVariant::Separable && !factors)
         throw InvalidArgument("conv2d variant 'separable': the " + std::to_string(kCols) + "x" +
@@ -360,6 +781,7 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
     const size_t outRowBytes = size_t(cols) * channels * CV_ELEM_SIZE1(outDepth);
     ensureMemoryAvailable(uint64_t(rows) * outRowBytes, "conv2d output");
     cv::Mat dst(rows, cols, CV_MAKETYPE(outDepth, channels));
+    const size_t optInLimit = engine.properties.sharedMemPerBlockOptin;
 
     Pipeline p;
     p.op = "conv2d";
@@ -377,7 +799,6 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
     std::byte* dOut = nullptr;
     float* dMid = nullptr;
     float* dTaps = nullptr;
-    SharedTile sharedTiling;
     auto strip = [&](int chunk) {
         return std::pair<int, int>(chunk * rowsPerChunk, std::min(rows, (chunk + 1) * rowsPerChunk));
     };
@@ -396,29 +817,22 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
             dTaps = static_cast<float*>(engine.cache.device("conv2d.taps", taps.size() * sizeof(float)));
             KL_CUDA_TRY(cudaMemcpyAsync(dTaps, taps.data(), taps.size() * sizeof(float), cudaMemcpyHostToDevice, s));
             break;
-        case Conv2dVariant::Constant: copyToSymbol(cTaps, taps, s); break;
-        case Conv2dVariant::Shared:
-            copyToSymbol(cTaps, taps, s);
-            sharedTiling = sharedTile(kRows, kCols, channels, engine.properties.sharedMemPerBlockOptin);
-            withElementTypes(src.depth(), outDepth, [&](auto in, auto out) {
-                withChannels(channels, [&](auto cn) {
-                    const auto kernel =
-                        sharedKernel<decltype(in), decltype(out), decltype(cn)::value>(sharedTiling.rows);
-                    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     int(sharedTiling.bytes)));
-                    // Left to itself the driver may keep most of the SM's memory as L1, fitting fewer blocks.
-                    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                                     int(cudaSharedmemCarveoutMaxShared)));
-                });
-            });
-            break;
+        case Conv2dVariant::Constant:
+        case Conv2dVariant::Shared: copyToSymbol(cTaps, taps, s); break;
         case Conv2dVariant::Separable:
-            dMid = static_cast<float*>(
-                engine.cache.device("conv2d.mid", sliceRows * size_t(cols) * channels * sizeof(float)));
+            if (!ringApplies(kRows, kCols))
+                dMid = static_cast<float*>(
+                    engine.cache.device("conv2d.mid", sliceRows * size_t(cols) * channels * sizeof(float)));
             copyToSymbol(cRowTaps, factors->row, s);
             copyToSymbol(cColumnTaps, factors->column, s);
             break;
         }
+        if (variant == Conv2dVariant::Shared)
+            withElementTypes(src.depth(), outDepth, [&](auto in, auto out) {
+                withChannels(channels, [&](auto cn) {
+                    configureShared<decltype(in), decltype(out), decltype(cn)::value>(kRows, kCols, optInLimit);
+                });
+            });
         KL_CUDA_TRY(cudaStreamSynchronize(s));  // the taps are in place before any chunk runs
         return chunks;
     };
@@ -459,9 +873,10 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
                                        kRows,
                                        kCols,
                                        spec.border,
-                                       float(spec.borderValue)};
+                                       float(spec.borderValue),
+                                       cols * channels % 4 == 0};
             withChannels(channels, [&](auto cn) {
-                launchConv2d<In, Out, decltype(cn)::value>(variant, a, sharedTiling.rows, sharedTiling.bytes, c.stream);
+                launchConv2d<In, Out, decltype(cn)::value>(variant, a, optInLimit, c.stream);
             });
         });
     };

@@ -8,9 +8,10 @@
 // each chunk is bracketed by CUDA events; per repetition the report takes
 //   h2d / kernel / d2h = the sum of that stage's durations over the chunks,
 //   total = first event to last event (wall time on the device).
-// Kernel-only: one chunk; the input is uploaded once, untimed; each repetition
-// times the kernel stage alone, queued behind a StreamGate so that the host's
-// launch latency stays out of the interval.
+// Kernel-only: one chunk; the input is uploaded once and the kernel stage run once,
+// untimed (this loads its modules); each repetition then times the kernel stage
+// alone, queued behind a StreamGate so that the host's launch latency stays out of
+// the interval.
 // Pinned: the input is staged once into pinned memory before timing (as an app
 // that keeps its data pinned would have it) and results land in pinned memory,
 // copied out after timing. Pageable: copies go straight from/to the caller's memory.

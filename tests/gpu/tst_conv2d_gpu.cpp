@@ -1,6 +1,9 @@
 // GPU conv2d against core's reference: every variant, depth, channel count and
-// border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up; the
-// separable split; streams, host memory and kernel-only mode; the report.
+// border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up, the
+// compiled sizes (3, 5, 7, 9, 15: unrolled shared tiles, the separable ring) on
+// rows that take vector loads and rows that do not; the separable split; streams,
+// host memory and kernel-only mode; the report. `throughput` (KL_BENCH=1 only)
+// prints the benchmark that docs/performance-conv2d.md quotes.
 //
 // Comparison rule (conv2d.hpp, kltest::checkConv2D):
 //   f32 outputs   max|gpu - ref| <= 1e-5 * max|ref|.
@@ -20,6 +23,7 @@
 
 #include <QtTest>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -178,6 +182,32 @@ private slots:
                 }
     }
 
+    // The compiled sizes: shared's unrolled tiles (all channel planes staged at once, 69 KB of
+    // shared memory for 15x15 on 4 channels) and the separable ring, every depth x channels x
+    // border, on rows that take vector loads and stores (136 columns) and odd ones (45 columns:
+    // element by element, except on 4 channels); tiles and ring strips repeat down the image.
+    void compiledSizes_data()
+    {
+        QTest::addColumn<int>("kernelSize");
+        for (int k : {3, 5, 7, 9, 15}) QTest::newRow((std::to_string(k) + "x" + std::to_string(k)).c_str()) << k;
+    }
+    void compiledSizes()
+    {
+        QFETCH(int, kernelSize);
+        uint64_t seed = 20000 + 100 * uint64_t(kernelSize);
+        for (const auto& [rows, cols] : {std::pair<int, int>{70, 136}, {83, 45}})
+            for (int depth : kDepths)
+                for (int channels : kChannels)
+                    for (BorderMode border : kBorders) {
+                        const cv::Mat input = kltest::randomImage(rows, cols, depth, channels, ++seed);
+                        const bool flip = seed % 2 == 0;
+                        checkAllVariants(input, makeSpec(randomKernel(kernelSize, kernelSize, depth != CV_32F, seed),
+                                                         border, depth, flip));
+                        checkAllVariants(input, makeSpec(randomSeparableKernel(kernelSize, kernelSize, seed), border,
+                                                         depth, !flip));
+                    }
+    }
+
     // u8/u16 in, f32 out (signed derivative filters).
     void floatOutput()
     {
@@ -200,7 +230,8 @@ private slots:
         QTest::addColumn<int>("cols");
         QTest::addColumn<int>("kernelRows");
         QTest::addColumn<int>("kernelCols");
-        const std::vector<std::pair<int, int>> kernels = {{1, 1}, {3, 3}, {5, 3}, {1, 63}, {63, 1}, {7, 31}, {63, 63}};
+        const std::vector<std::pair<int, int>> kernels = {{1, 1},  {3, 3},  {5, 3},   {5, 5},   {9, 9},  {11, 11},
+                                                          {15, 15}, {1, 63}, {63, 1}, {7, 31}, {63, 63}};
         const std::vector<std::pair<int, int>> images = {{1, 1}, {2, 3}, {5, 4}, {97, 61}};
         for (const auto& [ir, ic] : images)
             for (const auto& [kr, kc] : kernels) {
@@ -238,18 +269,23 @@ private slots:
         const cv::Mat binomial = (cv::Mat_<float>(3, 1) << 0.25f, 0.5f, 0.25f);
         const cv::Mat kernel = binomial * binomial.t();
         struct Case {
-            int depth, channels;
+            int cols, depth, channels;
             std::string variant;
             int streams;
             HostMemory memory;
         };
-        const std::vector<Case> cases = {{CV_8U, 1, "naive", 1, HostMemory::Pageable},
-                                         {CV_8U, 1, "separable", 4, HostMemory::Pinned},
-                                         {CV_32F, 3, "shared", 2, HostMemory::Pageable},
-                                         {CV_32F, 3, "constant", 1, HostMemory::Pinned}};
+        // 4099 columns: element-by-element edges of the vector paths everywhere; 4096: vector rows.
+        const std::vector<Case> cases = {{4099, CV_8U, 1, "naive", 1, HostMemory::Pageable},
+                                         {4099, CV_8U, 1, "separable", 4, HostMemory::Pinned},
+                                         {4099, CV_32F, 3, "shared", 2, HostMemory::Pageable},
+                                         {4099, CV_32F, 3, "constant", 1, HostMemory::Pinned},
+                                         {4096, CV_32F, 1, "shared", 4, HostMemory::Pinned},
+                                         {4096, CV_8U, 3, "separable", 2, HostMemory::Pageable},
+                                         {4096, CV_8U, 3, "shared", 1, HostMemory::Pinned},
+                                         {4096, CV_16U, 4, "separable", 1, HostMemory::Pageable}};
         uint64_t seed = 5000;
         for (const Case& c : cases) {
-            const cv::Mat input = kltest::randomImage(3001, 4099, c.depth, c.channels, ++seed);
+            const cv::Mat input = kltest::randomImage(3001, c.cols, c.depth, c.channels, ++seed);
             const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101, c.depth);
             const cv::Mat expected = kl::conv2dOpenCV(input, spec);
             const cv::Mat gpu = run(input, spec, c.variant, c.streams, c.memory);
@@ -312,6 +348,8 @@ private slots:
         QTest::addColumn<int>("kernelSize");
         QTest::addColumn<int>("border");
         QTest::newRow("1021x769 9x9 reflect101") << 769 << 1021 << 9 << int(BorderMode::Reflect101);
+        QTest::newRow("150x203 15x15 reflect101") << 203 << 150 << 15 << int(BorderMode::Reflect101);
+        QTest::newRow("152x203 15x15 constant") << 203 << 152 << 15 << int(BorderMode::Constant);
         QTest::newRow("150x203 31x31 wrap") << 203 << 150 << 31 << int(BorderMode::Wrap);
         QTest::newRow("150x203 31x31 reflect") << 203 << 150 << 31 << int(BorderMode::Reflect);
         QTest::newRow("150x203 31x31 constant") << 203 << 150 << 31 << int(BorderMode::Constant);
@@ -430,11 +468,18 @@ private slots:
             BorderMode border;
             int streams;
         };
-        // Shared tiles of 32, 16 (31x31 on 4 channels) and 8 rows (63x63 on 4 channels: more
-        // than 48 KB of shared memory per block, the opt-in path).
+        // Compiled sizes on element-wise rows (29 and 35 columns) and vector rows (64, 36 and 48
+        // columns; 4 channels always), 15x15 on 4 channels (69 KB of shared memory per block) and
+        // 63x63 (88 KB: both past 48 KB, the opt-in path); 31 and 63 run the any-size tiles and the
+        // two separable passes.
         const std::vector<Case> cases = {{37, 29, CV_8U, 3, 5, BorderMode::Constant, 2},
                                          {37, 29, CV_32F, 1, 5, BorderMode::Reflect101, 1},
+                                         {34, 64, CV_8U, 3, 5, BorderMode::Reflect101, 1},
+                                         {40, 36, CV_32F, 1, 3, BorderMode::Wrap, 2},
+                                         {19, 35, CV_32F, 3, 7, BorderMode::Constant, 1},
+                                         {50, 48, CV_8U, 1, 9, BorderMode::Replicate, 2},
                                          {5, 3, CV_16U, 4, 9, BorderMode::Wrap, 2},
+                                         {21, 19, CV_16U, 4, 15, BorderMode::Reflect, 1},
                                          {40, 35, CV_8U, 4, 31, BorderMode::Replicate, 2},
                                          {11, 9, CV_16U, 4, 63, BorderMode::Reflect, 1}};
         uint64_t seed = 12000;
@@ -451,6 +496,87 @@ private slots:
                 QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, variant) + ": " + failure));
             }
         }
+    }
+
+    // The benchmark (KL_BENCH=1 only; asserts nothing): kernel-only medians of every variant on
+    // 8192 x 8192 f32 1 channel (3x3, 5x5, 9x9, 15x15, random taps and Gaussians) and u8 3 channels
+    // 5x5, against the copy bandwidth measured now and the fp32 FMA peak (SMs x 128 lanes x 2 x
+    // clock); the 4096 x 4096 u8 cases quoted before the tiled kernels; end-to-end pinned f32 5x5 on
+    // 1 and 4 streams. E.g. `KL_BENCH=1 tst_conv2d_gpu throughput`.
+    void throughput()
+    {
+        if (qEnvironmentVariableIntValue("KL_BENCH") != 1) QSKIP("set KL_BENCH=1 to run the benchmark");
+        const kl::gpu::DeviceInfo& device = engine_->device();
+        const double copyGBs = engine_->measureCopyBandwidthGBs();
+        const double peakGFlops = device.multiprocessors * 128.0 * 2.0 * device.smClockKHz * 1e-6;
+        const kl::gpu::Engine::TransferRates pinned = engine_->measureTransferGBs(HostMemory::Pinned);
+        std::printf("%s: copy %.0f GB/s (read + write), fp32 FMA peak %.1f TFLOP/s, pinned H2D %.1f GB/s, "
+                    "D2H %.1f GB/s\n",
+                    device.name.c_str(), copyGBs, peakGFlops / 1000, pinned.h2dGBs, pinned.d2hGBs);
+        const auto gaussian = [](int size) {
+            kl::Conv2DPresetParams params;
+            params.width = params.height = size;
+            return kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params);
+        };
+        const auto kernelOnly = [&](const cv::Mat& input, const cv::Mat& kernel, const std::string& label,
+                                    const std::vector<std::string>& variants) {
+            const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101, input.depth());
+            for (const std::string& variant : variants) {
+                kl::gpu::RunOptions options;
+                options.variant = variant;
+                options.endToEnd = false;
+                options.warmup = 1;
+                options.repetitions = variant == "naive" || variant == "constant" ? 3 : 10;
+                GpuReport report;
+                run(input, spec, options, &report);
+                const double gbs = report.kernelGBs(), gflops = report.kernelGFlops();
+                std::printf("  %-34s %-9s -> %-9s %9.3f ms %6.0f GB/s %5.1f%% copy %8.0f GFLOP/s %5.1f%% peak\n",
+                            label.c_str(), variant.c_str(), report.variant.c_str(), report.kernel.medianMs, gbs,
+                            100 * gbs / copyGBs, gflops, 100 * gflops / peakGFlops);
+            }
+        };
+        const std::vector<std::string> all = {"naive", "constant", "shared", "separable", "auto"};
+        const std::vector<std::string> direct = {"naive", "constant", "shared", "auto"};
+
+        std::printf("kernel only, 8192 x 8192, reflect101:\n");
+        const cv::Mat f32 = kltest::randomImage(8192, 8192, CV_32F, 1, 1);
+        for (int k : {3, 5, 9, 15}) {
+            const std::string size = std::to_string(k) + "x" + std::to_string(k);
+            kernelOnly(f32, randomKernel(k, k, false, uint64_t(k)), "f32 1ch " + size + " random", direct);
+            kernelOnly(f32, gaussian(k), "f32 1ch " + size + " gaussian", {"shared", "separable", "auto"});
+        }
+        const cv::Mat u8 = kltest::randomImage(8192, 8192, CV_8U, 3, 2);
+        kernelOnly(u8, gaussian(5), "u8 3ch 5x5 gaussian", all);
+        kernelOnly(u8, randomKernel(5, 5, true, 5), "u8 3ch 5x5 random", {"shared", "auto"});
+
+        std::printf("kernel only, 4096 x 4096 u8, Gaussians (the cases quoted before the tiled kernels):\n");
+        for (int channels : {1, 4}) {
+            const cv::Mat input = kltest::randomImage(4096, 4096, CV_8U, channels, 3);
+            for (int k : channels == 1 ? std::vector<int>{3, 5, 15, 63} : std::vector<int>{15, 63})
+                kernelOnly(input, gaussian(k),
+                           "u8 " + std::to_string(channels) + "ch " + std::to_string(k) + "x" + std::to_string(k), all);
+        }
+
+        std::printf("end to end, pinned, 8192 x 8192 f32 5x5 (kernel/h2d/d2h: sums over chunks):\n");
+        for (const auto& [kernel, label] : {std::pair<cv::Mat, std::string>{gaussian(5), "gaussian"},
+                                            {randomKernel(5, 5, false, 6), "random"}}) {
+            double oneStream = 0;
+            for (int streams : {1, 4}) {
+                kl::gpu::RunOptions options;
+                options.streams = streams;
+                options.memory = HostMemory::Pinned;
+                options.warmup = 1;
+                options.repetitions = 5;
+                GpuReport report;
+                run(f32, makeSpec(kernel, BorderMode::Reflect101, CV_32F), options, &report);
+                if (streams == 1) oneStream = report.total.medianMs;
+                std::printf("  %-9s %-9s %d stream(s): total %7.2f ms (%.2fx), h2d %6.2f, kernel %6.2f, d2h %6.2f ms\n",
+                            label.c_str(), report.variant.c_str(), streams, report.total.medianMs,
+                            oneStream / report.total.medianMs, report.h2d.medianMs, report.kernel.medianMs,
+                            report.d2h.medianMs);
+            }
+        }
+        std::fflush(stdout);
     }
 };
 
