@@ -2,6 +2,8 @@
 
 #include "kernellab/error.hpp"
 
+#include "text.hpp"
+
 #include <opencv2/core/base.hpp>
 
 namespace kl {
@@ -25,9 +27,7 @@ std::string toString(BorderMode mode)
 
 BorderMode parseBorderMode(const std::string& name)
 {
-    for (BorderMode mode : kAllModes)
-        if (toString(mode) == name) return mode;
-    throw InvalidArgument("border: '" + name + "' is not one of constant, replicate, reflect, reflect101, wrap");
+    return detail::parseName(name, kAllModes, "border");
 }
 
 int toOpenCvBorder(BorderMode mode)

@@ -66,9 +66,8 @@ std::string toString(Conv1DMode mode)
 
 Conv1DMode parseConv1DMode(const std::string& name)
 {
-    for (Conv1DMode mode : {Conv1DMode::Full, Conv1DMode::Same, Conv1DMode::Valid})
-        if (toString(mode) == name) return mode;
-    throw InvalidArgument("conv1d mode: '" + name + "' is not one of full, same, valid");
+    constexpr Conv1DMode kAllModes[] = {Conv1DMode::Full, Conv1DMode::Same, Conv1DMode::Valid};
+    return detail::parseName(name, kAllModes, "conv1d mode");
 }
 
 Signal conv1dReference(const Signal& input, const Conv1DSpec& spec)

@@ -173,11 +173,7 @@ std::string toString(Conv1DPreset preset)
 
 Conv1DPreset parseConv1DPreset(const std::string& name)
 {
-    for (Conv1DPreset preset : kAllPresets)
-        if (toString(preset) == name) return preset;
-    std::string known;
-    for (Conv1DPreset preset : kAllPresets) known += (known.empty() ? "" : ", ") + toString(preset);
-    throw InvalidArgument("conv1d preset: '" + name + "' is not one of " + known);
+    return detail::parseName(name, kAllPresets, "conv1d preset");
 }
 
 std::vector<Conv1DPreset> allConv1DPresets()
@@ -198,9 +194,7 @@ std::string toString(Window window)
 
 Window parseWindow(const std::string& name)
 {
-    for (Window window : kAllWindows)
-        if (toString(window) == name) return window;
-    throw InvalidArgument("window: '" + name + "' is not one of rectangular, hann, hamming, blackman");
+    return detail::parseName(name, kAllWindows, "window");
 }
 
 } // namespace kl

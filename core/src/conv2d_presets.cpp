@@ -1,6 +1,8 @@
 #include "kernellab/conv2d.hpp"
 #include "kernellab/error.hpp"
 
+#include "text.hpp"
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -117,11 +119,7 @@ std::string toString(Conv2DPreset preset)
 
 Conv2DPreset parseConv2DPreset(const std::string& name)
 {
-    for (Conv2DPreset preset : kAllPresets)
-        if (toString(preset) == name) return preset;
-    std::string known;
-    for (Conv2DPreset preset : kAllPresets) known += (known.empty() ? "" : ", ") + toString(preset);
-    throw InvalidArgument("conv2d preset: '" + name + "' is not one of " + known);
+    return detail::parseName(name, kAllPresets, "conv2d preset");
 }
 
 std::vector<Conv2DPreset> allConv2DPresets()
