@@ -3,6 +3,8 @@
 #include "kernellab/error.hpp"
 #include "kernellab/image.hpp"
 
+#include "names.hpp"
+
 #include <opencv2/core.hpp>
 
 #include <QStringList>
@@ -14,8 +16,6 @@
 namespace kl::app {
 
 namespace {
-
-[[noreturn]] void fail(const QString& message) { throw InvalidArgument(message.toStdString()); }
 
 /// Full scale of a depth: what "white" means for the patterns.
 double fullScale(int depth)
@@ -69,9 +69,8 @@ QString toString(ImagePattern pattern)
 
 ImagePattern parseImagePattern(const QString& name)
 {
-    for (ImagePattern p : {ImagePattern::Noise, ImagePattern::Gradient, ImagePattern::Checker, ImagePattern::Constant})
-        if (toString(p) == name) return p;
-    fail("image pattern: '" + name + "' is not one of noise, gradient, checker, constant");
+    const ImagePattern all[] = {ImagePattern::Noise, ImagePattern::Gradient, ImagePattern::Checker, ImagePattern::Constant};
+    return parseName<ImagePattern>(name, all, QStringLiteral("image pattern"));
 }
 
 QString toString(SignalPattern pattern)
@@ -86,9 +85,8 @@ QString toString(SignalPattern pattern)
 
 SignalPattern parseSignalPattern(const QString& name)
 {
-    for (SignalPattern p : {SignalPattern::Noise, SignalPattern::Chirp, SignalPattern::Sines})
-        if (toString(p) == name) return p;
-    fail("signal pattern: '" + name + "' is not one of noise, chirp, sines");
+    const SignalPattern all[] = {SignalPattern::Noise, SignalPattern::Chirp, SignalPattern::Sines};
+    return parseName<SignalPattern>(name, all, QStringLiteral("signal pattern"));
 }
 
 cv::Mat generateImage(int rows, int cols, int depth, int channels, ImagePattern pattern, uint64_t seed)

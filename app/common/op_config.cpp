@@ -6,6 +6,8 @@
 #include "kernellab/image_io.hpp"
 #include "kernellab/signal_io.hpp"
 
+#include "names.hpp"
+
 #include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
@@ -17,8 +19,6 @@
 namespace kl::app {
 
 namespace {
-
-[[noreturn]] void fail(const QString& message) { throw InvalidArgument(message.toStdString()); }
 
 const std::vector<Op> kConv2D = {Op::Conv2D};
 const std::vector<Op> kConv1D = {Op::Conv1D};

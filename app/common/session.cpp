@@ -4,6 +4,8 @@
 #include "kernellab/image.hpp"
 #include "kernellab/transpose.hpp"
 
+#include "names.hpp"
+
 #include <opencv2/core.hpp>
 
 #include <QDateTime>
@@ -18,8 +20,6 @@
 namespace kl::app {
 
 namespace {
-
-[[noreturn]] void fail(const QString& message) { throw InvalidArgument(message.toStdString()); }
 
 /// RunOptions::streams' documented range (the engine checks it too, but only once running).
 constexpr int kMaxGpuStreams = 16;
@@ -246,9 +246,7 @@ QStringList gpuVariants(Op op)
 
 Op parseOp(const QString& name)
 {
-    for (Op op : allOps())
-        if (toString(op) == name) return op;
-    fail("op: '" + name + "' is not one of conv2d, conv1d, histogram, transpose");
+    return parseName<Op>(name, allOps(), QStringLiteral("op"));
 }
 
 QString toString(Backend b)
@@ -263,9 +261,8 @@ QString toString(Backend b)
 
 Backend parseBackend(const QString& name)
 {
-    for (Backend b : {Backend::CpuReference, Backend::CpuOpenCV, Backend::Gpu})
-        if (toString(b) == name) return b;
-    fail("backends: '" + name + "' is not one of cpu-ref, cpu-opencv, gpu");
+    const Backend all[] = {Backend::CpuReference, Backend::CpuOpenCV, Backend::Gpu};
+    return parseName<Backend>(name, all, QStringLiteral("backends"));
 }
 
 std::vector<Backend> parseBackends(const QString& commaList)
