@@ -28,8 +28,8 @@ using kl::gpu::RunOptions;
 namespace {
 
 const std::vector<std::string> kVariants = {"global-atomics", "shared", "optimized"};
-const std::vector<int> kDepths = {CV_8U, CV_16U, CV_32F};
-const std::vector<int> kChannels = {1, 3, 4};
+const std::vector<int>& kDepths = kltest::kAllDepths;
+const std::vector<int>& kChannels = kltest::kAllChannelCounts;
 /// 1x1, a single row, a single column, odd sizes that leave partial vector groups.
 const std::vector<cv::Size> kSizes = {{1, 1}, {4097, 1}, {1, 4097}, {97, 61}, {1021, 769}};
 /// u16 / f32 (u8 always has 256): 65536 bins do not fit in shared memory (the global fallback).
@@ -129,14 +129,7 @@ private slots:
         engine_ = std::make_unique<kl::gpu::Engine>();
     }
 
-    void exactOnEveryShape_data()
-    {
-        QTest::addColumn<int>("depth");
-        QTest::addColumn<int>("channels");
-        for (int depth : kDepths)
-            for (int channels : kChannels)
-                QTest::addRow("%s x%d", kl::depthName(depth).c_str(), channels) << depth << channels;
-    }
+    void exactOnEveryShape_data() { kltest::addDepthChannelRows(); }
 
     void exactOnEveryShape()
     {

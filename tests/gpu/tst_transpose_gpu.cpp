@@ -25,8 +25,8 @@ using kl::gpu::RunOptions;
 namespace {
 
 const std::vector<std::string> kVariants = {"naive", "tiled", "tiled-padded", "optimized"};
-const std::vector<int> kDepths = {CV_8U, CV_16U, CV_32F};
-const std::vector<int> kChannels = {1, 3, 4};
+const std::vector<int>& kDepths = kltest::kAllDepths;
+const std::vector<int>& kChannels = kltest::kAllChannelCounts;
 /// 1x1, a single row, a single column, sizes that are not multiples of any tile.
 const std::vector<cv::Size> kSizes = {{1, 1}, {4097, 1}, {1, 4097}, {97, 61}, {1021, 769}};
 
@@ -77,14 +77,7 @@ private slots:
         engine_ = std::make_unique<kl::gpu::Engine>();
     }
 
-    void exactOnEveryShape_data()
-    {
-        QTest::addColumn<int>("depth");
-        QTest::addColumn<int>("channels");
-        for (int depth : kDepths)
-            for (int channels : kChannels)
-                QTest::addRow("%s x%d", kl::depthName(depth).c_str(), channels) << depth << channels;
-    }
+    void exactOnEveryShape_data() { kltest::addDepthChannelRows(); }
 
     void exactOnEveryShape()
     {

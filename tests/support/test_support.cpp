@@ -1,6 +1,7 @@
 #include "test_support.hpp"
 
 #include "kernellab/error.hpp"
+#include "kernellab/image.hpp"
 
 #include <opencv2/core.hpp>
 
@@ -38,6 +39,18 @@ void expectIoError(const std::function<void()>& action, const std::string& fileN
         return;
     }
     QFAIL(msg("no kl::IoError for " + fileName));
+}
+
+const std::vector<int> kAllDepths = {CV_8U, CV_16U, CV_32F};
+const std::vector<int> kAllChannelCounts = {1, 3, 4};
+
+void addDepthChannelRows()
+{
+    QTest::addColumn<int>("depth");
+    QTest::addColumn<int>("channels");
+    for (int depth : kAllDepths)
+        for (int channels : kAllChannelCounts)
+            QTest::addRow("%s x%d", kl::depthName(depth).c_str(), channels) << depth << channels;
 }
 
 std::string samplePath(const std::string& name)

@@ -35,6 +35,12 @@ std::string readFile(const std::string& path);
 /// Verifies that `action` throws kl::IoError whose message names `fileName` and contains `reason`.
 void expectIoError(const std::function<void()>& action, const std::string& fileName, const std::string& reason);
 
+/// Every image depth (u8, u16, f32) and channel count (1, 3, 4) the ops accept.
+extern const std::vector<int> kAllDepths;
+extern const std::vector<int> kAllChannelCounts;
+/// Adds int columns "depth" and "channels" and one row per combination, e.g. "u16 x3".
+void addDepthChannelRows();
+
 /// QString for QVERIFY2 messages.
 inline QByteArray msg(const std::string& s) { return QByteArray::fromStdString(s); }
 
