@@ -10,12 +10,12 @@
 //   optimized       the default. Single-channel u8, and single-channel u16 with the
 //                   default binning (256 bins, bin = high byte): a grid of a few blocks
 //                   per SM striding over 16-byte vectors (4 per thread in flight), with
-//                   16-bit counters private to each lane position: the counters of lane l
-//                   sit in bank l, so a warp's 32 increments never conflict or collide
+//                   32-bit counters private to each lane position: word (bin, lane) sits
+//                   in bank `lane`, so a warp's 32 increments never conflict or collide
 //                   whatever the data (a constant image runs as fast as noise), and each
-//                   is one shared atomic. The same lane of 8 warps shares a column; the
-//                   grid is sized so that no counter can pass 65535. At the end a block
-//                   folds its columns into 32-bit totals, one global atomic per bin.
+//                   value costs a byte extract (PRMT), an address (LEA) and one shared
+//                   atomic. All warps of a block share the one column (32 KB). At the end
+//                   a block folds each bin's 32 lane words, one global atomic per bin.
 //                   Other formats: a persistent grid striding over groups of whole
 //                   pixels loaded as 16-byte vectors, with one 32-bit sub-histogram
 //                   per warp (or per few warps when the histogram is large). A thread adds
@@ -33,8 +33,8 @@
 //   the offset is 0, so histogramBin(v) == floor(v / 256) == v >> 8.
 // Counters: each entry (the channels, then luminance) has bins + 2 of them: the bins,
 // then out-of-range, then NaN. Per-block 32-bit counters cannot overflow: a block counts
-// at most 2^30 + a few thousand pixels (see launchHistogram; a byte-bin block, far fewer:
-// ByteBinPlan::maxStridesPerBlock).
+// at most 2^30 + a few thousand pixels (see launchHistogram; a byte-bin block, below 2^32
+// values: ByteBinPlan::maxStridesPerBlock).
 // Bytes per run: the input, read once (the histogram itself is negligible).
 #include "engine_internal.hpp"
 #include "pipeline.hpp"
@@ -243,36 +243,28 @@ __global__ void __launch_bounds__(kThreads)
     addToGlobal(hist, slots, copies, counts);
 }
 
-// ---- optimized, 256 byte bins: lane-private 16-bit counters --------------------------
+// ---- optimized, 256 byte bins: lane-private 32-bit counters ---------------------------
 
 constexpr int kLaneThreads = 512;
-constexpr int kWarpsPerColumn = 8;  ///< warps sharing one column of lane counters
 constexpr int kByteBins = 256;
-/// Two 16-bit counters per 32-bit word: bin b counts in row b % kLaneRows, half b / kLaneRows.
-constexpr int kLaneRows = kByteBins / 2;
 constexpr int kLaneUnroll = 4;  ///< vectors a thread loads before counting them
 
-/// The byte-bin kernel's layout: `copies` columns of kLaneRows x 32 words (one word per lane
-/// position per row), each shared by kWarpsPerColumn warps, then the block's 32-bit totals.
+/// The byte-bin kernel's layout: one column of kByteBins x 32 words, word (bin, lane) for lane
+/// position `lane` of every warp of the block.
 template <typename T> struct ByteBinPlan {
-    static constexpr int copies = kLaneThreads / 32 / kWarpsPerColumn;
     static constexpr int valuesPerVector = 16 / int(sizeof(T));
-    /// Block-wide strides of kLaneUnroll vectors per thread a block may take: a counter gets
-    /// the values of kWarpsPerColumn lanes and must stay below 2^16.
-    static constexpr int maxStridesPerBlock = 65535 / (kWarpsPerColumn * valuesPerVector * kLaneUnroll);
-    static constexpr size_t sharedWords = size_t(copies) * kLaneRows * 32 + kByteBins;
+    /// Block-wide strides of kLaneUnroll vectors per thread a block may take: its counters hold
+    /// below 2^32 values.
+    static constexpr size_t maxStridesPerBlock = 0xffffffffu / (size_t(kLaneThreads) * kLaneUnroll * valuesPerVector);
+    static constexpr size_t sharedWords = size_t(kByteBins) * 32;
 };
 
 /// Counts the bins of the values in one word: every byte of u8, the high byte of u16.
 template <typename T> __device__ __forceinline__ void countWord(unsigned word, unsigned* column)
 {
 #pragma unroll
-    for (int byte = int(sizeof(T)) - 1; byte < 4; byte += int(sizeof(T))) {
-        // Row bin % 128 of the column: 32 words of 4 bytes per row, so the byte offset is (bin % 128) << 7.
-        const unsigned rowOffset = (byte == 0 ? word << 7 : word >> (8 * byte - 7)) & ((kLaneRows - 1) << 7);
-        const bool highHalf = (word >> (8 * byte + 7)) & 1u;
-        atomicAdd(reinterpret_cast<unsigned*>(reinterpret_cast<char*>(column) + rowOffset), highHalf ? 1u << 16 : 1u);
-    }
+    for (int byte = int(sizeof(T)) - 1; byte < 4; byte += int(sizeof(T)))
+        atomicAdd(column + __byte_perm(word, 0, 0x4440 + byte) * 32, 1u);
 }
 
 template <typename T>
@@ -283,10 +275,9 @@ __global__ void __launch_bounds__(kLaneThreads)
     constexpr int P = Plan::valuesPerVector;
     extern __shared__ uint4 shared[];
     unsigned* columns = reinterpret_cast<unsigned*>(shared);
-    unsigned* totals = columns + Plan::copies * kLaneRows * 32;
     for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kLaneThreads) shared[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    unsigned* column = columns + threadIdx.x / 32 / kWarpsPerColumn * kLaneRows * 32 + threadIdx.x % 32;
+    unsigned* column = columns + threadIdx.x % 32;
 
     // Whole vectors are 16-byte aligned: they are counted from the image's start.
     const size_t vectorFirst = (span.first + P - 1) / P, vectorLast = span.last / P;
@@ -314,27 +305,19 @@ __global__ void __launch_bounds__(kLaneThreads)
         const size_t tailBegin = vectorLast * P > headEnd ? vectorLast * P : headEnd;
         const size_t head = headEnd - span.first, t = threadIdx.x;
         const size_t p = t < head ? span.first + t : tailBegin + (t - head);
-        if (p < span.last) atomicAdd(totals + slotOf(image[p], rule), 1u);
+        if (p < span.last) atomicAdd(column + slotOf(image[p], rule) * 32, 1u);
     }
     __syncthreads();
 
-    // Fold: a thread sums one row of one column; lanes start at different words so that a
-    // warp's reads hit 32 different banks.
-    for (int item = threadIdx.x; item < Plan::copies * kLaneRows; item += kLaneThreads) {
-        const unsigned* row = columns + item * 32;
-        unsigned low = 0, high = 0;
-#pragma unroll 8
-        for (int k = 0; k < 32; ++k) {
-            const unsigned word = row[(k + item) % 32];
-            low += word & 0xffffu;
-            high += word >> 16;
-        }
-        atomicAdd(totals + item % kLaneRows, low);
-        atomicAdd(totals + item % kLaneRows + kLaneRows, high);
-    }
-    __syncthreads();
-    for (int bin = threadIdx.x; bin < kByteBins; bin += kLaneThreads)
-        if (totals[bin]) atomicAdd(counts + bin, (unsigned long long)totals[bin]);
+    // Fold: two threads per bin, each summing 16 of its 32 lane words, starting at different
+    // words so that a warp's reads hit 32 different banks.
+    constexpr int kWordsEach = 32 * kByteBins / kLaneThreads;
+    const int bin = threadIdx.x / 2, half = threadIdx.x % 2;
+    unsigned sum = 0;
+#pragma unroll
+    for (int k = 0; k < kWordsEach; ++k) sum += columns[bin * 32 + half * kWordsEach + (k + bin) % kWordsEach];
+    sum += __shfl_down_sync(kFullMask, sum, 1);
+    if (half == 0 && sum) atomicAdd(counts + bin, (unsigned long long)sum);
 }
 
 enum class HistogramKernel { GlobalAtomics, Shared, WarpAtomics, ByteBins };
