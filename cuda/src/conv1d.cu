@@ -21,7 +21,11 @@
 //           tap, the constant cache's broadcast case), else each tap tile is
 //           staged in shared memory too. Per 4 taps a thread makes one float4
 //           shared load (a sliding 8-sample register window), one float4 tap
-//           load and 16 FMAs.
+//           load and 16 FMAs. Short filters (M <= 65) stream instead: a resident
+//           grid of warps, each walking its own run of 128-output chunks, stages
+//           a chunk plus a 64-sample halo in its slice of shared memory while the
+//           next chunk's loads are in flight, with no block barrier
+//           (conv1dWarpStream); the same sums in the same order.
 //   fft     overlap-save with cuFFT: n-point R2C of overlapping window blocks
 //           (hop n - M + 1), product with the taps' spectrum, C2R, keep the last
 //           n - M + 1 samples of each block, scale by 1/n. n is a power of two
@@ -93,6 +97,9 @@ constexpr int kTapTile = 1024;                // taps per shared-memory pass
 constexpr size_t kConstantTaps = 16384;       // 64 KB, all the __constant__ space there is
 constexpr unsigned kMaxGridY = 65535;
 constexpr size_t kMaxStrideBlocks = 1u << 16;  // grid-stride kernels: enough blocks to fill the device
+/// conv1dWarpStream's grid, in blocks per SM (about 5 are resident at once). Measured 2026-11-21, 16M
+/// samples, K = 15: 2 / 4 / 6 / 8 per SM took 0.060 / 0.054 / 0.052 / 0.051 ms.
+constexpr int kStreamBlocksPerSm = 8;
 
 __constant__ __align__(16) float c_taps[kConstantTaps];  // reversed taps for the shared kernel
 
@@ -177,6 +184,84 @@ conv1dShared(DirectArgs a, const float* __restrict__ reversedTaps)
     }
 }
 
+/// Outputs per warp-stream chunk (4 per lane) and the halo a chunk's window adds: short filters.
+constexpr int kStreamChunk = 128;
+constexpr int kStreamHalo = 64;
+constexpr int kStreamMaxTaps = kStreamHalo + 1;
+
+/// The shared variant for M <= kStreamMaxTaps. A warp owns a contiguous run of chunks (128 outputs
+/// of one row) and needs no block barrier: per chunk each lane loads one float4 of its window (lanes
+/// 0..15 one more of the halo) while the previous chunk is computed, stages them in the warp's
+/// slice of shared memory, and computes 4 outputs as conv1dShared does (the same fmaf sequence).
+__global__ void __launch_bounds__(kThreads) conv1dWarpStream(DirectArgs a)
+{
+    __shared__ __align__(16) float stage[kThreads / 32][kStreamChunk + kStreamHalo];
+    const int lane = threadIdx.x % 32;
+    float* staged = stage[threadIdx.x / 32];
+    const size_t warps = size_t(gridDim.x) * kThreads / 32, warp = (size_t(blockIdx.x) * kThreads + threadIdx.x) / 32;
+    const size_t chunksPerRow = (a.count + kStreamChunk - 1) / kStreamChunk, chunks = chunksPerRow * size_t(a.rows);
+    const size_t perWarp = (chunks + warps - 1) / warps;
+    const size_t first = warp * perWarp, last = min(chunks, first + perWarp);
+    const size_t windowLength = a.count + a.taps - 1;
+
+    // Window samples p..p+3 of a row: one vector load where the row is 16-byte aligned, zeros past its end.
+    const auto load4 = [&](const float* in, bool aligned, size_t p) {
+        if (aligned && p + 3 < windowLength) return __ldg(reinterpret_cast<const float4*>(in + p));
+        float v[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v[i] = p + i < windowLength ? __ldg(in + p + i) : 0.f;
+        return make_float4(v[0], v[1], v[2], v[3]);
+    };
+    const auto loadChunk = [&](size_t chunk, float4& body, float4& halo) {
+        const float* in = a.in + chunk / chunksPerRow * a.inPitch;
+        const size_t start = chunk % chunksPerRow * kStreamChunk;
+        const bool aligned = (reinterpret_cast<uintptr_t>(in) & 15) == 0;
+        body = load4(in, aligned, start + 4 * lane);
+        halo = lane < kStreamHalo / 4 ? load4(in, aligned, start + kStreamChunk + 4 * lane) : make_float4(0, 0, 0, 0);
+    };
+
+    float4 body{}, halo{};
+    if (first < last) loadChunk(first, body, halo);
+    for (size_t chunk = first; chunk < last; ++chunk) {
+        float4 nextBody{}, nextHalo{};
+        if (chunk + 1 < last) loadChunk(chunk + 1, nextBody, nextHalo);
+        reinterpret_cast<float4*>(staged)[lane] = body;
+        if (lane < kStreamHalo / 4) reinterpret_cast<float4*>(staged)[kStreamChunk / 4 + lane] = halo;
+        __syncwarp();
+        const float* own = staged + 4 * lane;
+        const float4* own4 = reinterpret_cast<const float4*>(own);
+        float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+        float4 lo = own4[0];
+        int t = 0;
+        for (; t + 4 <= a.taps; t += 4) {
+            const float4 hi = own4[t / 4 + 1];
+            const float4 w = tapGroup<true>(nullptr, 0, t);
+            s0 = fmaf(w.x, lo.x, s0); s1 = fmaf(w.x, lo.y, s1); s2 = fmaf(w.x, lo.z, s2); s3 = fmaf(w.x, lo.w, s3);
+            s0 = fmaf(w.y, lo.y, s0); s1 = fmaf(w.y, lo.z, s1); s2 = fmaf(w.y, lo.w, s2); s3 = fmaf(w.y, hi.x, s3);
+            s0 = fmaf(w.z, lo.z, s0); s1 = fmaf(w.z, lo.w, s1); s2 = fmaf(w.z, hi.x, s2); s3 = fmaf(w.z, hi.y, s3);
+            s0 = fmaf(w.w, lo.w, s0); s1 = fmaf(w.w, hi.x, s1); s2 = fmaf(w.w, hi.y, s2); s3 = fmaf(w.w, hi.z, s3);
+            lo = hi;
+        }
+        for (; t < a.taps; ++t) {
+            const float w = tapAt<true>(nullptr, 0, t);
+            s0 = fmaf(w, own[t], s0); s1 = fmaf(w, own[t + 1], s1); s2 = fmaf(w, own[t + 2], s2); s3 = fmaf(w, own[t + 3], s3);
+        }
+        __syncwarp();  // the next chunk overwrites the stage
+        const size_t o = chunk % chunksPerRow * kStreamChunk + 4 * lane;
+        float* out = a.out + chunk / chunksPerRow * a.outPitch + o;
+        if (o + 3 < a.count && (reinterpret_cast<uintptr_t>(out) & 15) == 0) {
+            *reinterpret_cast<float4*>(out) = make_float4(s0, s1, s2, s3);
+        } else {
+            const float sums[4] = {s0, s1, s2, s3};
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                if (o + i < a.count) out[i] = sums[i];
+        }
+        body = nextBody;
+        halo = nextHalo;
+    }
+}
+
 /// blocks[b * n + j] = window[b * hop + j]: `total / n` overlapping blocks of n = 2^log2n samples.
 __global__ void gatherBlocks(const float* __restrict__ window, float* __restrict__ blocks, int log2n, size_t hop,
                              size_t total)
@@ -209,11 +294,18 @@ __global__ void scatterValid(const float* __restrict__ blocks, float* __restrict
 
 unsigned strideBlocks(size_t total) { return unsigned(std::min((total + kThreads - 1) / kThreads, kMaxStrideBlocks)); }
 
-void launchDirect(Conv1dVariant v, const DirectArgs& a, const float* reversedTaps, cudaStream_t s)
+/// `streamBlocks`: the resident grid of conv1dWarpStream (blocks per SM x SMs).
+void launchDirect(Conv1dVariant v, const DirectArgs& a, const float* reversedTaps, unsigned streamBlocks,
+                  cudaStream_t s)
 {
     if (v == Conv1dVariant::Naive) {
         const dim3 grid(unsigned((a.count + kThreads - 1) / kThreads), std::min(unsigned(a.rows), kMaxGridY));
         conv1dNaive<<<grid, kThreads, 0, s>>>(a, reversedTaps);
+    } else if (a.taps <= kStreamMaxTaps) {
+        const size_t chunks = (a.count + kStreamChunk - 1) / kStreamChunk * size_t(a.rows);
+        const size_t warpsNeeded = (chunks + 3) / 4;  // at least 4 chunks per warp, for the prefetch to pay
+        const unsigned blocks = unsigned(std::clamp<size_t>((warpsNeeded * 32 + kThreads - 1) / kThreads, 1, streamBlocks));
+        conv1dWarpStream<<<blocks, kThreads, 0, s>>>(a);
     } else {
         const dim3 grid(unsigned((a.count + kTile - 1) / kTile), std::min(unsigned(a.rows), kMaxGridY));
         if (size_t(a.taps) <= kConstantTaps) conv1dShared<true><<<grid, kThreads, 0, s>>>(a, reversedTaps);
@@ -235,9 +327,15 @@ struct FftShape {
 constexpr int kMinFftLog2 = 5;           // smaller transforms are all overhead
 constexpr int kFftSizeCandidates = 4;    // the smallest allowed size and three doublings
 constexpr double kFftPassCost = 8;       // gather + product + scatter, in radix-2 passes
-// Transform samples per cuFFT call: 16 MB of real and 16 MB of spectrum scratch per stream. At 2^21 the
-// 5 launches per unit, not the kernels, set the time (16M samples took 0.34 ms whatever the size n).
-constexpr size_t kUnitSamples = size_t(1) << 22;
+/// Transforms up to 2^14 points run in one cuFFT kernel per direction on the H200; each doubling
+/// beyond measured like 6 more radix-2 passes (an extra trip through memory), e.g. 2^15 / 2^16 /
+/// 2^17 at 1.3 / 1.65 / 1.75x the per-sample time of 2^14 (2026-11-21, 16M samples, K = 1023, 8191).
+constexpr int kFftOneKernelLog2 = 14;
+constexpr double kFftExtraPassCost = 6;
+// Transform samples per cuFFT call: 32 MB of real and 32 MB of spectrum scratch per stream. Fewer,
+// bigger calls measured faster up to here: 16M samples, K = 8191 at n = 2^15 took 0.470 / 0.387 /
+// 0.405 ms with units of 2^22 / 2^23 / 2^24 samples.
+constexpr size_t kUnitSamples = size_t(1) << 23;
 
 int ceilLog2(size_t v)
 {
@@ -246,8 +344,9 @@ int ceilLog2(size_t v)
     return l;
 }
 
-/// n minimises the work per output, n (log2 n + kFftPassCost) / (n - M + 1), over powers of two from
-/// max(2M, 32) up, but not beyond the size that holds a whole channel's window in one block.
+/// n minimises the work per output, n (log2 n + kFftPassCost + extra passes) / (n - M + 1), over
+/// powers of two from max(2M, 32) up, but not beyond the size that holds a whole channel's window in
+/// one block.
 FftShape chooseFftShape(size_t taps, size_t length)
 {
     const int smallest = std::max(kMinFftLog2, ceilLog2(2 * taps));
@@ -256,7 +355,8 @@ FftShape chooseFftShape(size_t taps, size_t length)
     double bestCost = std::numeric_limits<double>::infinity();
     for (int l = smallest; l <= largest; ++l) {
         const double n = double(size_t(1) << l);
-        const double cost = n * (l + kFftPassCost) / (n - double(taps) + 1);
+        const double passes = l + kFftPassCost + kFftExtraPassCost * std::max(0, l - kFftOneKernelLog2);
+        const double cost = n * passes / (n - double(taps) + 1);
         if (cost < bestCost) {
             bestCost = cost;
             shape.log2n = l;
@@ -371,6 +471,7 @@ GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec&
     float* dWindows = nullptr;
     float* dOut = nullptr;
     const float* dReversedTaps = nullptr;
+    const unsigned streamBlocks = unsigned(kStreamBlocksPerSm * engine.properties.multiProcessorCount);
     // fft: the taps' spectrum, per-stream scratch, per-stream plans
     const cufftComplex* dTapSpectrum = nullptr;
     float* dBlocks = nullptr;
@@ -436,7 +537,7 @@ GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec&
         float* out = dOut + size_t(k.row0) * length + k.begin;
         if (!fft) {
             const DirectArgs a{dWindows + k.inOffset, out, k.inPitch, length, k.count, k.rows, int(taps)};
-            launchDirect(variant, a, dReversedTaps, c.stream);
+            launchDirect(variant, a, dReversedTaps, streamBlocks, c.stream);
             return;
         }
         const int slot = streamSlot(engine, c.stream);
