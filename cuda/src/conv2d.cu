@@ -35,13 +35,14 @@
 //
 // Measured on an H200 (2026-11-20), kernel only, median ms; copy bandwidth 4146
 // GB/s (read + write), fp32 FMA peak 66.9 TFLOP/s. tests/gpu/tst_conv2d_gpu.cpp
-// `throughput` (KL_BENCH=1) prints these; docs/performance-conv2d.md has the rest.
+// `throughput` (KL_BENCH=1) prints these; docs/performance.md (conv2d section) has the rest.
 //   8192^2 f32, 1 channel         naive   constant  shared  separable  auto
 //     3x3  (76% of copy)            1.14    1.07     0.170   0.174     shared
 //     5x5  (67%)                    2.49    2.28     0.193   0.206     shared
 //     9x9  (49% of fp32 peak)       6.97    6.38     0.332   0.372     shared
 //     15x15 (66%; separable 72%)   18.1    16.7      0.681   0.627     separable (rank-1)
-//   8192^2 u8, 3 channels, 5x5      3.01    2.82     0.718   0.392     separable (25% of copy)
+//   8192^2 u8, 3 channels, 5x5      3.01    2.82     0.718   0.424     separable (23% of copy; 0.392
+//     before the ring also read unaligned rows, which were 5.3x slower per element and are now 1.16x)
 //   4096^2 u8 (Gaussians)  1ch 15x15: shared 0.179, separable 0.298; 1ch 63x63: 5.84,
 //     1.445 (two passes); 4ch 15x15: 0.844, 0.777; 4ch 63x63: 22.0, 3.54.
 //   Any-size kernels against the two passes (4096^2 f32): 5x3 0.088 / 0.213, 11x11
@@ -415,15 +416,51 @@ template <typename In, int CN, int K, int N> struct RowWindow {
     typename Quad<In>::type quad[quads];
 };
 
+/// Four consecutive elements from any element address, one load each.
+__device__ float4 loadQuadUnaligned(const float* p) { return {__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3)}; }
+__device__ uint2 loadQuadUnaligned(const uint16_t* p)
+{
+    return {uint32_t(__ldg(p)) | uint32_t(__ldg(p + 1)) << 16, uint32_t(__ldg(p + 2)) | uint32_t(__ldg(p + 3)) << 16};
+}
+
+/// Slice row k's window around element `flat` (inside the row: see ringInterior). Rows that are
+/// not 4-element aligned: u8 reads aligned words and funnel-shifts them by the row's misalignment
+/// (the same for every thread of the row), so it costs one load and one shift per quad; u16 and
+/// f32 read element by element.
 template <int CN, int K, int N, typename In, typename Out>
 __device__ RowWindow<In, CN, K, N> loadWindow(const StripArgs<In, Out>& a, int k, int flat)
 {
     using W = RowWindow<In, CN, K, N>;
     W w;
     const In* source = a.in + size_t(k) * a.cols * CN + flat - W::head;
+    if (a.alignedRows) {
 #pragma unroll
-    for (int q = 0; q < W::quads; ++q) w.quad[q] = loadQuad(source + 4 * q);
+        for (int q = 0; q < W::quads; ++q) w.quad[q] = loadQuad(source + 4 * q);
+    } else if constexpr (std::is_same<In, uint8_t>::value) {
+        const unsigned offset = unsigned(reinterpret_cast<uintptr_t>(source) & 3);
+        const uint32_t* words = reinterpret_cast<const uint32_t*>(source - offset);
+        uint32_t low = __ldg(words);
+#pragma unroll
+        for (int q = 0; q < W::quads; ++q) {
+            const uint32_t high = __ldg(words + q + 1);
+            w.quad[q] = __funnelshift_r(low, high, 8 * offset);
+            low = high;
+        }
+    } else {
+#pragma unroll
+        for (int q = 0; q < W::quads; ++q) w.quad[q] = loadQuadUnaligned(source + 4 * q);
+    }
     return w;
+}
+
+/// Whether the window of the thread owning element `flat` lies inside its row, so that loadWindow
+/// may read it. Unaligned rows keep 4 more elements clear on each side: the u8 word reads reach up
+/// to 3 bytes past the window, which must stay in the same (uploaded) row.
+template <int CN, int K, int N, typename In, typename Out>
+__device__ bool ringInterior(const StripArgs<In, Out>& a, int flat, int flatCols)
+{
+    const int margin = RowWindow<In, CN, K, N>::head + (a.alignedRows ? 0 : 4);
+    return flat >= margin && flat + N + margin <= flatCols;
 }
 
 /// The row pass over a loaded window, summed as conv2dRowPass sums it.
@@ -478,7 +515,7 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
     using Window = RowWindow<In, CN, K, N>;
     const int flatCols = a.cols * CN, flat = (blockIdx.x * kRingThreads + threadIdx.x) * N;
     if (flat >= flatCols) return;
-    const bool interior = a.alignedRows && flat >= Window::head && flat + N + Window::head <= flatCols;
+    const bool interior = ringInterior<CN, K, N>(a, flat, flatCols);
     const bool vectorStore = a.alignedRows && flat + N <= flatCols;
     for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
         const int y1 = min(y0 + stripRows, a.rows), last = y1 + K - 2;  // the strip reads slice rows y0 .. last

@@ -3,7 +3,7 @@
 // compiled sizes (3, 5, 7, 9, 15: unrolled shared tiles, the separable ring) on
 // rows that take vector loads and rows that do not; the separable split; streams,
 // host memory and kernel-only mode; the report. `throughput` (KL_BENCH=1 only)
-// prints the benchmark that docs/performance-conv2d.md quotes.
+// prints the benchmark that docs/performance.md (conv2d section) quotes.
 //
 // Comparison rule (conv2d.hpp, kltest::checkConv2D):
 //   f32 outputs   max|gpu - ref| <= 1e-5 * max|ref|.
