@@ -50,14 +50,14 @@
 // channels for every variant; for fft that is the direct-equivalent count, so
 // its GFLOP/s is the effective rate of the convolution it replaces.
 //
-// Auto crossover, measured 2026-11-20 on an NVIDIA H200 (CUDA 13.0) by tst_conv1d_gpu's
+// Auto crossover, measured 2026-11-21 on an NVIDIA H200 (CUDA 13.0) by tst_conv1d_gpu's
 // timingForAutoCrossover: kernel-only median ms, 2^24-sample mono signal, same mode.
 //   taps     15     31     63    127    255    511   1023   8191
-//   naive  0.098  0.158  0.297  0.585  1.175  2.435  5.042  42.05
-//   shared 0.057  0.066  0.092  0.144  0.246  0.452  0.873  6.856
-//   fft    0.284  0.298  0.270  0.283  0.276  0.295  0.312  0.468
-// shared grows ~0.04 + 0.00081 * M ms (~40 TFLOP/s at large M); fft stays near 0.28 ms up
-// to M ~ 1000: they cross near M = 300, hence kAutoFftTaps.
+//   naive  0.097  0.156  0.293  0.577  1.169  2.427  5.039  42.02
+//   shared 0.052  0.064  0.087  0.139  0.242  0.449  0.871  6.838
+//   fft    0.274  0.282  0.250  0.248  0.252  0.266  0.281  0.396
+// shared grows ~0.04 + 0.00081 * M ms (~40 TFLOP/s at large M); fft stays near 0.25-0.28 ms
+// up to M ~ 1000: they cross near M = 260-300, hence kAutoFftTaps.
 #include "engine_internal.hpp"
 #include "pipeline.hpp"
 
