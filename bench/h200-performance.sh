@@ -24,6 +24,12 @@ bench transpose-histogram --ops transpose,histogram --depths u8,f32
 for k in 3 5 9 15; do bench "conv2d-f32-k$k" --ops conv2d --depths f32 --ksize "$k"; done
 bench conv2d-u8x3-k5 --ops conv2d --depths u8 --channels 3 --ksize 5
 for t in 15 127 1023 8191; do bench "conv1d-k$t" --ops conv1d --frames 16M --taps "$t"; done
+# Odd sizes (rows not 4-element aligned), kernel speed per element against the round sizes above.
+odd=(--sizes 8191x8179 --streams 1 --variants auto)
+bench odd-transpose-histogram --ops transpose,histogram --depths u8,f32 "${odd[@]}"
+for k in 3 5 15; do bench "odd-conv2d-f32-k$k" --ops conv2d --depths f32 --ksize "$k" "${odd[@]}"; done
+bench odd-conv2d-u8x3-k5 --ops conv2d --depths u8 --channels 3 --ksize 5 "${odd[@]}"
+bench odd-conv1d-k15 --ops conv1d --frames 16777213 --taps 15 --streams 1 --variants auto
 
 if [ "${RUN_PEERS:-1}" = 1 ]; then
     for json in "$out"/*/kernellab-bench.json; do
