@@ -136,6 +136,31 @@ template <bool kConstant> __device__ __forceinline__ float tapAt(const float* ti
     else return tile[t];
 }
 
+/// Adds taps t0 .. t0 + count - 1 to the 4 outputs whose window starts at `own` (16-byte aligned,
+/// own[t] pairs with tap t0 + t): per 4 taps one float4 window load, one float4 tap load, 16 FMAs,
+/// in ascending tap order.
+template <bool kConstant>
+__device__ __forceinline__ void accumulateTaps(const float* own, const float* tapTile, int t0, int count, float& s0,
+                                               float& s1, float& s2, float& s3)
+{
+    const float4* own4 = reinterpret_cast<const float4*>(own);
+    float4 lo = own4[0];
+    int t = 0;
+    for (; t + 4 <= count; t += 4) {
+        const float4 hi = own4[t / 4 + 1];
+        const float4 w = tapGroup<kConstant>(tapTile, t0, t);
+        s0 = fmaf(w.x, lo.x, s0); s1 = fmaf(w.x, lo.y, s1); s2 = fmaf(w.x, lo.z, s2); s3 = fmaf(w.x, lo.w, s3);
+        s0 = fmaf(w.y, lo.y, s0); s1 = fmaf(w.y, lo.z, s1); s2 = fmaf(w.y, lo.w, s2); s3 = fmaf(w.y, hi.x, s3);
+        s0 = fmaf(w.z, lo.z, s0); s1 = fmaf(w.z, lo.w, s1); s2 = fmaf(w.z, hi.x, s2); s3 = fmaf(w.z, hi.y, s3);
+        s0 = fmaf(w.w, lo.w, s0); s1 = fmaf(w.w, hi.x, s1); s2 = fmaf(w.w, hi.y, s2); s3 = fmaf(w.w, hi.z, s3);
+        lo = hi;
+    }
+    for (; t < count; ++t) {
+        const float w = tapAt<kConstant>(tapTile, t0, t);
+        s0 = fmaf(w, own[t], s0); s1 = fmaf(w, own[t + 1], s1); s2 = fmaf(w, own[t + 2], s2); s3 = fmaf(w, own[t + 3], s3);
+    }
+}
+
 template <bool kConstant> __global__ void __launch_bounds__(kThreads)
 conv1dShared(DirectArgs a, const float* __restrict__ reversedTaps)
 {
@@ -145,7 +170,6 @@ conv1dShared(DirectArgs a, const float* __restrict__ reversedTaps)
     const size_t windowLength = a.count + a.taps - 1;
     // This thread's outputs are base + 4 * threadIdx.x + 0..3; for tap t they read window[4 * threadIdx.x + t + 0..3].
     const float* own = window + kPerThread * threadIdx.x;
-    const float4* own4 = reinterpret_cast<const float4*>(own);
     for (int row = blockIdx.y; row < a.rows; row += gridDim.y) {
         const float* in = a.in + row * a.inPitch;
         float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
@@ -159,21 +183,7 @@ conv1dShared(DirectArgs a, const float* __restrict__ reversedTaps)
             if constexpr (!kConstant)
                 for (int q = threadIdx.x; q < tileTaps; q += kThreads) tapTile[q] = reversedTaps[t0 + q];
             __syncthreads();
-            float4 lo = own4[0];
-            int t = 0;
-            for (; t + 4 <= tileTaps; t += 4) {
-                const float4 hi = own4[t / 4 + 1];
-                const float4 w = tapGroup<kConstant>(tapTile, t0, t);
-                s0 = fmaf(w.x, lo.x, s0); s1 = fmaf(w.x, lo.y, s1); s2 = fmaf(w.x, lo.z, s2); s3 = fmaf(w.x, lo.w, s3);
-                s0 = fmaf(w.y, lo.y, s0); s1 = fmaf(w.y, lo.z, s1); s2 = fmaf(w.y, lo.w, s2); s3 = fmaf(w.y, hi.x, s3);
-                s0 = fmaf(w.z, lo.z, s0); s1 = fmaf(w.z, lo.w, s1); s2 = fmaf(w.z, hi.x, s2); s3 = fmaf(w.z, hi.y, s3);
-                s0 = fmaf(w.w, lo.w, s0); s1 = fmaf(w.w, hi.x, s1); s2 = fmaf(w.w, hi.y, s2); s3 = fmaf(w.w, hi.z, s3);
-                lo = hi;
-            }
-            for (; t < tileTaps; ++t) {
-                const float w = tapAt<kConstant>(tapTile, t0, t);
-                s0 = fmaf(w, own[t], s0); s1 = fmaf(w, own[t + 1], s1); s2 = fmaf(w, own[t + 2], s2); s3 = fmaf(w, own[t + 3], s3);
-            }
+            accumulateTaps<kConstant>(own, tapTile, t0, tileTaps, s0, s1, s2, s3);
         }
         const float sums[kPerThread] = {s0, s1, s2, s3};
         const size_t first = base + kPerThread * threadIdx.x;
@@ -228,24 +238,8 @@ __global__ void __launch_bounds__(kThreads) conv1dWarpStream(DirectArgs a)
         reinterpret_cast<float4*>(staged)[lane] = body;
         if (lane < kStreamHalo / 4) reinterpret_cast<float4*>(staged)[kStreamChunk / 4 + lane] = halo;
         __syncwarp();
-        const float* own = staged + 4 * lane;
-        const float4* own4 = reinterpret_cast<const float4*>(own);
         float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-        float4 lo = own4[0];
-        int t = 0;
-        for (; t + 4 <= a.taps; t += 4) {
-            const float4 hi = own4[t / 4 + 1];
-            const float4 w = tapGroup<true>(nullptr, 0, t);
-            s0 = fmaf(w.x, lo.x, s0); s1 = fmaf(w.x, lo.y, s1); s2 = fmaf(w.x, lo.z, s2); s3 = fmaf(w.x, lo.w, s3);
-            s0 = fmaf(w.y, lo.y, s0); s1 = fmaf(w.y, lo.z, s1); s2 = fmaf(w.y, lo.w, s2); s3 = fmaf(w.y, hi.x, s3);
-            s0 = fmaf(w.z, lo.z, s0); s1 = fmaf(w.z, lo.w, s1); s2 = fmaf(w.z, hi.x, s2); s3 = fmaf(w.z, hi.y, s3);
-            s0 = fmaf(w.w, lo.w, s0); s1 = fmaf(w.w, hi.x, s1); s2 = fmaf(w.w, hi.y, s2); s3 = fmaf(w.w, hi.z, s3);
-            lo = hi;
-        }
-        for (; t < a.taps; ++t) {
-            const float w = tapAt<true>(nullptr, 0, t);
-            s0 = fmaf(w, own[t], s0); s1 = fmaf(w, own[t + 1], s1); s2 = fmaf(w, own[t + 2], s2); s3 = fmaf(w, own[t + 3], s3);
-        }
+        accumulateTaps<true>(staged + 4 * lane, nullptr, 0, a.taps, s0, s1, s2, s3);
         __syncwarp();  // the next chunk overwrites the stage
         const size_t o = chunk % chunksPerRow * kStreamChunk + 4 * lane;
         float* out = a.out + chunk / chunksPerRow * a.outPitch + o;
