@@ -311,6 +311,7 @@ __global__ void __launch_bounds__(kLaneThreads)
 
     // Fold: two threads per bin, each summing 16 of its 32 lane words, starting at different
     // words so that a warp's reads hit 32 different banks.
+    static_assert(kLaneThreads == 2 * kByteBins, "the fold gives each bin two threads");
     constexpr int kWordsEach = 32 * kByteBins / kLaneThreads;
     const int bin = threadIdx.x / 2, half = threadIdx.x % 2;
     unsigned sum = 0;
