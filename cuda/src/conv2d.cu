@@ -33,16 +33,18 @@
 //              taps where it measured faster: compiled sizes on several channels,
 //              or 15x15 on f32; other sizes from 500 taps on. shared otherwise.
 //
-// Measured on an H200 (2026-11-20), kernel only, median ms; copy bandwidth 4146
+// Measured on an H200 (2026-11-21), kernel only, median ms; copy bandwidth 4145
 // GB/s (read + write), fp32 FMA peak 66.9 TFLOP/s. tests/gpu/tst_conv2d_gpu.cpp
 // `throughput` (KL_BENCH=1) prints these; docs/performance.md (conv2d section) has the rest.
 //   8192^2 f32, 1 channel         naive   constant  shared  separable  auto
-//     3x3  (76% of copy)            1.14    1.07     0.170   0.174     shared
-//     5x5  (67%)                    2.49    2.28     0.193   0.206     shared
-//     9x9  (49% of fp32 peak)       6.97    6.38     0.332   0.372     shared
-//     15x15 (66%; separable 72%)   18.1    16.7      0.681   0.627     separable (rank-1)
-//   8192^2 u8, 3 channels, 5x5      3.01    2.82     0.718   0.424     separable (23% of copy; 0.392
-//     before the ring also read unaligned rows, which were 5.3x slower per element and are now 1.16x)
+//     3x3  (76% of copy)            1.14    1.07     0.170   0.175     shared
+//     5x5  (67%)                    2.49    2.28     0.194   0.204     shared
+//     9x9  (49% of fp32 peak)       6.97    6.38     0.332   0.348     shared
+//     15x15 (66% of fp32 peak)     18.2    16.7      0.680   0.679     separable (rank-1)
+//   8192^2 u8, 3 channels, 5x5      3.00    2.78     0.631   0.358     separable (27% of copy;
+//     8191x8179 1.05x per element)
+// Measured 2026-11-20 (before the ring compiled its row alignment in and u8/u16 rounding became
+// one cvt.rni.sat):
 //   4096^2 u8 (Gaussians)  1ch 15x15: shared 0.179, separable 0.298; 1ch 63x63: 5.84,
 //     1.445 (two passes); 4ch 15x15: 0.844, 0.777; 4ch 63x63: 22.0, 3.54.
 //   Any-size kernels against the two passes (4096^2 f32): 5x3 0.088 / 0.213, 11x11
@@ -423,17 +425,17 @@ __device__ uint2 loadQuadUnaligned(const uint16_t* p)
     return {uint32_t(__ldg(p)) | uint32_t(__ldg(p + 1)) << 16, uint32_t(__ldg(p + 2)) | uint32_t(__ldg(p + 3)) << 16};
 }
 
-/// Slice row k's window around element `flat` (inside the row: see ringInterior). Rows that are
-/// not 4-element aligned: u8 reads aligned words and funnel-shifts them by the row's misalignment
-/// (the same for every thread of the row), so it costs one load and one shift per quad; u16 and
-/// f32 read element by element.
-template <int CN, int K, int N, typename In, typename Out>
+/// Slice row k's window around element `flat` (inside the row: see ringInterior). AlignedRows: one
+/// vector load per quad. Other rows: u8 reads aligned words and funnel-shifts them by the row's
+/// misalignment (the same for every thread of the row), so it costs one load and one shift per
+/// quad; u16 and f32 read element by element.
+template <int CN, int K, int N, bool AlignedRows, typename In, typename Out>
 __device__ RowWindow<In, CN, K, N> loadWindow(const StripArgs<In, Out>& a, int k, int flat)
 {
     using W = RowWindow<In, CN, K, N>;
     W w;
     const In* source = a.in + size_t(k) * a.cols * CN + flat - W::head;
-    if (a.alignedRows) {
+    if constexpr (AlignedRows) {
 #pragma unroll
         for (int q = 0; q < W::quads; ++q) w.quad[q] = loadQuad(source + 4 * q);
     } else if constexpr (std::is_same<In, uint8_t>::value) {
@@ -456,10 +458,10 @@ __device__ RowWindow<In, CN, K, N> loadWindow(const StripArgs<In, Out>& a, int k
 /// Whether the window of the thread owning element `flat` lies inside its row, so that loadWindow
 /// may read it. Unaligned rows keep 4 more elements clear on each side: the u8 word reads reach up
 /// to 3 bytes past the window, which must stay in the same (uploaded) row.
-template <int CN, int K, int N, typename In, typename Out>
+template <int CN, int K, int N, bool AlignedRows, typename In, typename Out>
 __device__ bool ringInterior(const StripArgs<In, Out>& a, int flat, int flatCols)
 {
-    const int margin = RowWindow<In, CN, K, N>::head + (a.alignedRows ? 0 : 4);
+    const int margin = RowWindow<In, CN, K, N>::head + (AlignedRows ? 0 : 4);
     return flat >= margin && flat + N + margin <= flatCols;
 }
 
@@ -503,84 +505,118 @@ __device__ __noinline__ RowValues<N> rowPassBorder(StripArgs<In, Out> a, int k, 
     return out;
 }
 
+/// The sums of output row y of the ring (slots in slice row order) to its N elements from `flat`.
+template <int K, int N, bool AlignedRows, typename Out>
+__device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&ring)[K][N], int first)
+{
+    float sum[N] = {};
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+#pragma unroll
+        for (int n = 0; n < N; ++n) sum[n] = fmaf(cColumnTaps[i], ring[(first + i) % K][n], sum[n]);
+    if (AlignedRows && flat + N <= flatCols) {
+#pragma unroll
+        for (int g = 0; g < N / 4; ++g)
+            store4(out + 4 * g, make_float4(sum[4 * g], sum[4 * g + 1], sum[4 * g + 2], sum[4 * g + 3]));
+    } else {
+#pragma unroll
+        for (int n = 0; n < N; ++n)
+            if (flat + n < flatCols) out[n] = saturateRound<Out>(sum[n]);
+    }
+}
+
+/// The ring's strips that touch the row ends (the thread's window leaves the row) or border rows:
+/// one output row per iteration, the ring advanced by register moves. Not inlined and not unrolled:
+/// these strips are few, and keeping them out of the main loop keeps that loop in the instruction
+/// cache (a second unrolled copy measured up to 2.7x slower from instruction fetch stalls).
+template <typename In, typename Out, int CN, int K, int N, bool AlignedRows>
+__device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y0, int y1)
+{
+    const int flatCols = a.cols * CN;
+    const bool interior = ringInterior<CN, K, N, AlignedRows>(a, flat, flatCols);
+    const auto rowInto = [&](int k, float(&out)[N]) {
+        if (interior && a.imageRow(k)) {
+            rowSums(loadWindow<CN, K, N, AlignedRows>(a, k, flat), out);
+        } else {
+            const RowValues<N> values = rowPassBorder<CN, K, N>(a, k, flat);
+#pragma unroll
+            for (int n = 0; n < N; ++n) out[n] = values.v[n];
+        }
+    };
+    float ring[K][N];
+#pragma unroll
+    for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
+#pragma unroll 1
+    for (int y = y0; y < y1; ++y) {
+        rowInto(y + K - 1, ring[K - 1]);
+        storeRingRow<K, N, AlignedRows>(a.out + size_t(y) * flatCols + flat, flat, flatCols, ring, 0);
+#pragma unroll
+        for (int s = 0; s < K - 1; ++s)
+#pragma unroll
+            for (int n = 0; n < N; ++n) ring[s][n] = ring[s + 1][n];
+    }
+}
+
 /// Separable K x K kernels: thread t owns interleaved elements t * N .. t * N + N - 1 of every row
 /// of a strip of stripRows output rows. Slice row k's row pass lands in ring[(k - y0) % K]; output
 /// row y sums ring slots for slice rows y .. y + K - 1 with the column taps, in order, as
 /// conv2dColumnPass. The row loop is unrolled by K so that every ring index is a constant.
-/// Prefetch: where the strip's windows all lie inside the image, each row's window is loaded while
-/// the previous row is summed.
-template <typename In, typename Out, int CN, int K, int N, bool Prefetch>
+/// Prefetch: each row's window is loaded while the previous row is summed. AlignedRows
+/// (cols * CN % 4 == 0) is compiled in: carrying both load paths in one kernel cost 7%.
+/// Strips whose windows leave the row or reach border rows go to ringEdgeStrip.
+template <typename In, typename Out, int CN, int K, int N, bool Prefetch, bool AlignedRows>
 __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In, Out> a, int stripRows)
 {
     using Window = RowWindow<In, CN, K, N>;
     const int flatCols = a.cols * CN, flat = (blockIdx.x * kRingThreads + threadIdx.x) * N;
     if (flat >= flatCols) return;
-    const bool interior = ringInterior<CN, K, N>(a, flat, flatCols);
-    const bool vectorStore = a.alignedRows && flat + N <= flatCols;
+    const bool interior = ringInterior<CN, K, N, AlignedRows>(a, flat, flatCols);
     for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
         const int y1 = min(y0 + stripRows, a.rows), last = y1 + K - 2;  // the strip reads slice rows y0 .. last
-        // rowInto(k, out) leaves slice row k's row pass in out; it is called for k = y0, y0 + 1, ... in turn.
-        const auto walk = [&](auto&& rowInto) {
-            float ring[K][N];
-#pragma unroll
-            for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
-            for (int y = y0; y < y1; y += K) {
-#pragma unroll
-                for (int s = 0; s < K; ++s) {
-                    if (y + s >= y1) break;
-                    rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
-                    float sum[N] = {};
-#pragma unroll
-                    for (int i = 0; i < K; ++i)
-#pragma unroll
-                        for (int n = 0; n < N; ++n) sum[n] = fmaf(cColumnTaps[i], ring[(s + i) % K][n], sum[n]);
-                    Out* out = a.out + size_t(y + s) * flatCols + flat;
-                    if (vectorStore) {
-#pragma unroll
-                        for (int g = 0; g < N / 4; ++g)
-                            store4(out + 4 * g, make_float4(sum[4 * g], sum[4 * g + 1], sum[4 * g + 2], sum[4 * g + 3]));
-                    } else {
-#pragma unroll
-                        for (int n = 0; n < N; ++n)
-                            if (flat + n < flatCols) out[n] = saturateRound<Out>(sum[n]);
-                    }
-                }
+        if (!(interior && a.imageRow(y0) && a.imageRow(last))) {
+            ringEdgeStrip<In, Out, CN, K, N, AlignedRows>(a, flat, y0, y1);
+            continue;
+        }
+        Window window{};
+        if constexpr (Prefetch) window = loadWindow<CN, K, N, AlignedRows>(a, y0, flat);
+        // Leaves slice row k's row pass in out; called for k = y0, y0 + 1, ... in turn.
+        const auto rowInto = [&](int k, float(&out)[N]) {
+            if constexpr (Prefetch) {
+                const Window next = loadWindow<CN, K, N, AlignedRows>(a, min(k + 1, last), flat);
+                rowSums(window, out);
+                window = next;
+            } else {
+                rowSums(loadWindow<CN, K, N, AlignedRows>(a, k, flat), out);
             }
         };
-        if (Prefetch && interior && a.imageRow(y0) && a.imageRow(last)) {
-            if constexpr (Prefetch) {
-                Window window = loadWindow<CN, K, N>(a, y0, flat);
-                walk([&](int k, float(&out)[N]) {
-                    const Window next = loadWindow<CN, K, N>(a, min(k + 1, last), flat);
-                    rowSums(window, out);
-                    window = next;
-                });
-            }
-        } else {
-            walk([&](int k, float(&out)[N]) {
-                if (interior && a.imageRow(k)) {
-                    rowSums(loadWindow<CN, K, N>(a, k, flat), out);
-                } else {
-                    const RowValues<N> values = rowPassBorder<CN, K, N>(a, k, flat);
+        float ring[K][N];
 #pragma unroll
-                    for (int n = 0; n < N; ++n) out[n] = values.v[n];
-                }
-            });
+        for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
+        for (int y = y0; y < y1; y += K) {
+#pragma unroll
+            for (int s = 0; s < K; ++s) {
+                if (y + s >= y1) break;
+                rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
+                storeRingRow<K, N, AlignedRows>(a.out + size_t(y + s) * flatCols + flat, flat, flatCols, ring, s);
+            }
         }
     }
 }
 
 /// conv2dSeparableRing's shape: interleaved elements per thread and output rows per strip. Measured
-/// on the H200 (8192^2, 3x3 .. 15x15 f32 and 5x5 u8 3 channels): 4 and 16 beat 8 elements and 32 or
-/// 64 rows everywhere (e.g. u8 3 channels 5x5: 0.414 ms against 0.550 for 8 elements, 0.503 for
-/// 64 rows): more threads in flight, though short strips recompute more halo rows. The walk waits
+/// on the H200 (8192^2, 3x3 .. 15x15 f32 and 5x5 u8 3 channels): 4 elements and 16 rows beat 8 or
+/// 16 elements and 32 or 64 rows everywhere (u8 3 channels 5x5: 0.395 ms against 0.45-0.50 for 8
+/// elements and 0.73-1.4 for 16, even with 16-byte loads: the unrolled walk outgrows the
+/// instruction cache, and a ring advanced by moves costs 4 instructions per element; 0.415 for 32
+/// rows): more threads in flight, though short strips recompute more halo rows. The walk waits
 /// on its loads, so it prefetches up to 9x9; at 15x15 the prefetched window takes the kernel from
 /// about 100 to 160-255 registers (ptxas -v), fewer threads in flight, and it is left out there.
 constexpr int kRingElements = 4, kRingStrip = 16;
 
-template <typename In, typename Out, int CN, int K> constexpr auto ringKernel()
+template <typename In, typename Out, int CN, int K> constexpr auto ringKernel(bool alignedRows)
 {
-    return conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>;
+    return alignedRows ? conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9), true>
+                       : conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9), false>;
 }
 
 /// separable, other sizes, pass 1: every slice row (halo rows included) filtered horizontally into
@@ -751,7 +787,7 @@ void launchConv2d(Conv2dVariant v, const StripArgs<In, Out>& a, size_t optInLimi
     case Conv2dVariant::Separable:
         if (ringApplies(a.kRows, a.kCols)) {
             withFixedSize(a.kRows, [&](auto k) {
-                ringKernel<In, Out, CN, decltype(k)::value>()
+                ringKernel<In, Out, CN, decltype(k)::value>(a.alignedRows)
                     <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip), kRingThreads, 0, s>>>(
                         a, kRingStrip);
             });

@@ -262,6 +262,34 @@ private slots:
             }
     }
 
+    // Rounding on the device (one cvt.rni.sat): 1x1 kernels whose products are exact, so the
+    // reference's rule applies bitwise: ties to even (0.5 * odd), saturation below 0 and above
+    // the depth's maximum, for u8 and u16 on 1 and 3 channels.
+    void roundingAtTiesAndLimits()
+    {
+        uint64_t seed = 7000;
+        for (int depth : {CV_8U, CV_16U})
+            for (int channels : {1, 3}) {
+                cv::Mat input = kltest::randomImage(67, 131, depth, channels, ++seed);
+                // every value of the depth's range (u8) or its ends (u16) somewhere in the image
+                for (int i = 0; i < 256; ++i) {
+                    const int x = i % input.cols, y = i / input.cols;
+                    if (depth == CV_8U) input.ptr<uint8_t>(y)[x * channels] = uint8_t(i);
+                    else input.ptr<uint16_t>(y)[x * channels] = uint16_t(i < 128 ? i : 65535 - (i - 128));
+                }
+                for (float tap : {0.5f, -1.0f, 300.0f, 1.5f}) {
+                    const Conv2DSpec spec = makeSpec((cv::Mat_<float>(1, 1) << tap), BorderMode::Reflect101, depth);
+                    const cv::Mat expected = kl::conv2dReference(input, spec);
+                    for (const std::string variant : {"naive", "constant", "shared", "auto"}) {
+                        const cv::Mat gpu = run(input, spec, variant);
+                        QVERIFY2(bitwiseEqual(gpu, expected),
+                                 kltest::msg(describe(input, spec, variant) + ", tap " + std::to_string(tap) +
+                                             ": differs from the reference"));
+                    }
+                }
+            }
+    }
+
     // A large image, not a multiple of any tile, with a cheap dyadic kernel ([1 2 1]^T [1 2 1] / 16):
     // every partial sum is exact in f32 and f64, so the GPU equals conv2dOpenCV bitwise, ties included.
     void largeImage()

@@ -14,17 +14,36 @@ template <typename T> struct OutputLimits;
 template <> struct OutputLimits<uint8_t> { static constexpr float lo = 0.f, hi = 255.f; };
 template <> struct OutputLimits<uint16_t> { static constexpr float lo = 0.f, hi = 65535.f; };
 
+#ifdef __CUDA_ARCH__
+namespace detail {
+/// cvt.rni.sat is this rule in one instruction: round to nearest even, saturate to the
+/// destination's range, NaN to 0 (a clamp and F2I took four, F2I at a quarter of the rate).
+__device__ inline uint8_t roundSaturate(float v, uint8_t)
+{
+    unsigned short r;
+    asm("cvt.rni.sat.u8.f32 %0, %1;" : "=h"(r) : "f"(v));
+    return uint8_t(r);
+}
+__device__ inline uint16_t roundSaturate(float v, uint16_t)
+{
+    unsigned short r;
+    asm("cvt.rni.sat.u16.f32 %0, %1;" : "=h"(r) : "f"(v));
+    return r;
+}
+} // namespace detail
+#endif
+
 /// Converts an accumulated value to the output type T (uint8_t, uint16_t or float).
 template <typename T> KL_HD inline T saturateRound(float v)
 {
     if constexpr (std::is_same<T, float>::value) {
         return v;
     } else {
+#ifdef __CUDA_ARCH__
+        return detail::roundSaturate(v, T{});
+#else
         if (!(v == v)) return T(0);
         v = v < OutputLimits<T>::lo ? OutputLimits<T>::lo : (v > OutputLimits<T>::hi ? OutputLimits<T>::hi : v);
-#ifdef __CUDA_ARCH__
-        return T(__float2int_rn(v));
-#else
         return T(std::nearbyint(v));  // default FE_TONEAREST: ties to even
 #endif
     }
