@@ -33,20 +33,20 @@
 //              taps where it measured faster: compiled sizes on several channels,
 //              or 15x15 on f32; other sizes from 500 taps on. shared otherwise.
 //
-// Measured on an H200 (2026-11-21), kernel only, median ms; copy bandwidth 4145
+// Measured on an H200 (2026-11-21), kernel only, median ms; copy bandwidth 4157
 // GB/s (read + write), fp32 FMA peak 66.9 TFLOP/s. tests/gpu/tst_conv2d_gpu.cpp
 // `throughput` (KL_BENCH=1) prints these; docs/performance.md (conv2d section) has the rest.
 //   8192^2 f32, 1 channel         naive   constant  shared  separable  auto
-//     3x3  (76% of copy)            1.14    1.07     0.170   0.175     shared
-//     5x5  (67%)                    2.49    2.28     0.194   0.204     shared
-//     9x9  (49% of fp32 peak)       6.97    6.38     0.332   0.348     shared
-//     15x15 (66% of fp32 peak)     18.2    16.7      0.680   0.679     separable (rank-1)
-//   8192^2 u8, 3 channels, 5x5      3.00    2.78     0.631   0.358     separable (27% of copy;
-//     8191x8179 1.05x per element)
+//     3x3  (76% of copy)            1.14    1.07     0.169   0.169     shared
+//     5x5  (67%)                    2.49    2.28     0.194   0.203     shared
+//     9x9  (49% of fp32 peak)       6.97    6.38     0.332   0.345     shared
+//     15x15 (66%; separable 72%)   18.2    16.7      0.681   0.625     separable (rank-1)
+//   8192^2 u8, 3 channels, 5x5      3.00    2.78     0.631   0.352     separable (27.5% of copy;
+//     8191x8179 1.07x per element)
+//   4096^2 u8 (Gaussians)  1ch 15x15: shared 0.175, separable 0.295; 1ch 63x63: 5.84,
+//     1.444 (two passes); 4ch 15x15: 0.807, 0.751; 4ch 63x63: 21.9, 3.54.
 // Measured 2026-11-20 (before the ring compiled its row alignment in and u8/u16 rounding became
 // one cvt.rni.sat):
-//   4096^2 u8 (Gaussians)  1ch 15x15: shared 0.179, separable 0.298; 1ch 63x63: 5.84,
-//     1.445 (two passes); 4ch 15x15: 0.844, 0.777; 4ch 63x63: 22.0, 3.54.
 //   Any-size kernels against the two passes (4096^2 f32): 5x3 0.088 / 0.213, 11x11
 //     0.234 / 0.342, 31x7 0.324 / 0.676, 31x31 1.243 / 0.758 ms.
 //
@@ -525,23 +525,28 @@ __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&rin
     }
 }
 
-/// The ring's strips that touch the row ends (the thread's window leaves the row) or border rows:
-/// one output row per iteration, the ring advanced by register moves. Not inlined and not unrolled:
-/// these strips are few, and keeping them out of the main loop keeps that loop in the instruction
-/// cache (a second unrolled copy measured up to 2.7x slower from instruction fetch stalls).
+/// One row pass of slice row k for a thread whose window leaves its row, element by element.
+template <typename In, typename Out, int CN, int K, int N>
+__device__ void rowPassEdge(const StripArgs<In, Out>& a, int k, int flat, float (&out)[N])
+{
+    const RowValues<N> values = rowPassBorder<CN, K, N>(a, k, flat);
+#pragma unroll
+    for (int n = 0; n < N; ++n) out[n] = values.v[n];
+}
+
+/// The ring's strips that reach border rows, and with Prefetch those of threads whose window leaves
+/// the row: one output row per iteration, the ring advanced by register moves. Not inlined and not
+/// unrolled: these strips are few, and keeping them out of the main loop keeps that loop in the
+/// instruction cache (a second unrolled copy measured up to 2.7x slower from instruction fetch
+/// stalls).
 template <typename In, typename Out, int CN, int K, int N, bool AlignedRows>
 __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y0, int y1)
 {
     const int flatCols = a.cols * CN;
     const bool interior = ringInterior<CN, K, N, AlignedRows>(a, flat, flatCols);
     const auto rowInto = [&](int k, float(&out)[N]) {
-        if (interior && a.imageRow(k)) {
-            rowSums(loadWindow<CN, K, N, AlignedRows>(a, k, flat), out);
-        } else {
-            const RowValues<N> values = rowPassBorder<CN, K, N>(a, k, flat);
-#pragma unroll
-            for (int n = 0; n < N; ++n) out[n] = values.v[n];
-        }
+        if (interior && a.imageRow(k)) rowSums(loadWindow<CN, K, N, AlignedRows>(a, k, flat), out);
+        else rowPassEdge<In, Out, CN, K, N>(a, k, flat, out);
     };
     float ring[K][N];
 #pragma unroll
@@ -562,8 +567,12 @@ __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y
 /// row y sums ring slots for slice rows y .. y + K - 1 with the column taps, in order, as
 /// conv2dColumnPass. The row loop is unrolled by K so that every ring index is a constant.
 /// Prefetch: each row's window is loaded while the previous row is summed. AlignedRows
-/// (cols * CN % 4 == 0) is compiled in: carrying both load paths in one kernel cost 7%.
-/// Strips whose windows leave the row or reach border rows go to ringEdgeStrip.
+/// (cols * CN % 4 == 0) is compiled in: carrying both load paths in one kernel cost 7%. Strips that
+/// reach border rows go to ringEdgeStrip, and so do threads whose window leaves the row where the
+/// walk prefetches; without prefetch (15x15) those threads stay in the loop with the element-by-
+/// element row pass. Measured on the H200 (8192^2 f32 Gaussians): in the loop, 5x5 0.204 -> 0.227
+/// ms and 9x9 0.348 -> 0.415 (the prefetching loop carries the second path); out of line, 15x15
+/// 0.626 -> 0.679 (a warp holding a row-end thread runs the strip twice).
 template <typename In, typename Out, int CN, int K, int N, bool Prefetch, bool AlignedRows>
 __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In, Out> a, int stripRows)
 {
@@ -573,7 +582,7 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
     const bool interior = ringInterior<CN, K, N, AlignedRows>(a, flat, flatCols);
     for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
         const int y1 = min(y0 + stripRows, a.rows), last = y1 + K - 2;  // the strip reads slice rows y0 .. last
-        if (!(interior && a.imageRow(y0) && a.imageRow(last))) {
+        if (!(a.imageRow(y0) && a.imageRow(last)) || (Prefetch && !interior)) {
             ringEdgeStrip<In, Out, CN, K, N, AlignedRows>(a, flat, y0, y1);
             continue;
         }
@@ -581,7 +590,9 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
         if constexpr (Prefetch) window = loadWindow<CN, K, N, AlignedRows>(a, y0, flat);
         // Leaves slice row k's row pass in out; called for k = y0, y0 + 1, ... in turn.
         const auto rowInto = [&](int k, float(&out)[N]) {
-            if constexpr (Prefetch) {
+            if (!Prefetch && !interior) {
+                rowPassEdge<In, Out, CN, K, N>(a, k, flat, out);
+            } else if constexpr (Prefetch) {
                 const Window next = loadWindow<CN, K, N, AlignedRows>(a, min(k + 1, last), flat);
                 rowSums(window, out);
                 window = next;
