@@ -44,6 +44,15 @@ QDoubleSpinBox* doubleSpin(double lo, double hi, double value, int decimals, con
     return spin;
 }
 
+/// A combo box listing `values` by their toString() names, `current` selected.
+template <typename Values> QComboBox* nameCombo(const Values& values, const QString& current)
+{
+    auto* combo = new QComboBox;
+    for (const auto& value : values) combo->addItem(QString::fromStdString(toString(value)));
+    combo->setCurrentText(current);
+    return combo;
+}
+
 QSpinBox* intSpin(int lo, int hi, int value, int step = 1)
 {
     auto* spin = new QSpinBox;
@@ -133,9 +142,7 @@ QWidget* OperationPanel::buildConv2DPage()
 {
     auto* page = new QWidget;
     form2d_ = new QFormLayout(page);
-    preset2d_ = new QComboBox;
-    for (Conv2DPreset p : allConv2DPresets()) preset2d_->addItem(QString::fromStdString(toString(p)));
-    preset2d_->setCurrentText(QStringLiteral("gaussian"));
+    preset2d_ = nameCombo(allConv2DPresets(), QStringLiteral("gaussian"));
     width_ = intSpin(1, kMaxConv2DKernelSize, 5, 2);
     height_ = intSpin(1, kMaxConv2DKernelSize, 5, 2);
     sizeRow_ = new QWidget;
@@ -149,11 +156,7 @@ QWidget* OperationPanel::buildConv2DPage()
     sigma2d_->setSpecialValueText(tr("auto"));
     length_ = intSpin(1, kMaxConv2DKernelSize, 9, 2);
     angle_ = doubleSpin(-360, 360, 0, 1, QStringLiteral("°"));
-    border_ = new QComboBox;
-    for (BorderMode m : {BorderMode::Constant, BorderMode::Replicate, BorderMode::Reflect, BorderMode::Reflect101,
-                         BorderMode::Wrap})
-        border_->addItem(QString::fromStdString(toString(m)));
-    border_->setCurrentText(QStringLiteral("reflect101"));
+    border_ = nameCombo(allBorderModes(), QStringLiteral("reflect101"));
     borderValue_ = doubleSpin(-1e9, 1e9, 0, 3);
     flip_ = new QCheckBox(tr("Flip kernel (true convolution)"));
     outputDepth_ = new QComboBox;
@@ -200,23 +203,15 @@ QWidget* OperationPanel::buildConv1DPage()
 {
     auto* page = new QWidget;
     form1d_ = new QFormLayout(page);
-    preset1d_ = new QComboBox;
-    for (Conv1DPreset p : allConv1DPresets()) preset1d_->addItem(QString::fromStdString(toString(p)));
-    preset1d_->setCurrentText(QStringLiteral("gaussian"));
+    preset1d_ = nameCombo(allConv1DPresets(), QStringLiteral("gaussian"));
     taps_ = intSpin(1, int(kMaxConv1DTaps), 31);
     sigma1d_ = doubleSpin(0, 1e6, 0, 2, tr(" samples"));
     sigma1d_->setSpecialValueText(tr("auto (taps / 6)"));
     cutoff_ = doubleSpin(0, 1e9, 1000, 1, tr(" Hz"));
     low_ = doubleSpin(0, 1e9, 300, 1, tr(" Hz"));
     high_ = doubleSpin(0, 1e9, 3000, 1, tr(" Hz"));
-    window_ = new QComboBox;
-    for (Window w : {Window::Rectangular, Window::Hann, Window::Hamming, Window::Blackman})
-        window_->addItem(QString::fromStdString(toString(w)));
-    window_->setCurrentText(QStringLiteral("hamming"));
-    mode_ = new QComboBox;
-    for (Conv1DMode m : {Conv1DMode::Full, Conv1DMode::Same, Conv1DMode::Valid})
-        mode_->addItem(QString::fromStdString(toString(m)));
-    mode_->setCurrentText(QStringLiteral("same"));
+    window_ = nameCombo(allWindows(), QStringLiteral("hamming"));
+    mode_ = nameCombo(allConv1DModes(), QStringLiteral("same"));
     customTaps_ = new QLineEdit;
     customTaps_->setPlaceholderText(tr("taps, e.g. 0.25, 0.5, 0.25"));
     normalize1d_ = new QCheckBox(tr("Normalise"));

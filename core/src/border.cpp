@@ -30,6 +30,11 @@ BorderMode parseBorderMode(const std::string& name)
     return detail::parseName(name, kAllModes, "border");
 }
 
+std::vector<BorderMode> allBorderModes()
+{
+    return {std::begin(kAllModes), std::end(kAllModes)};
+}
+
 int toOpenCvBorder(BorderMode mode)
 {
     switch (mode) {

@@ -64,10 +64,18 @@ std::string toString(Conv1DMode mode)
     return "unknown";
 }
 
+namespace {
+constexpr Conv1DMode kAllModes[] = {Conv1DMode::Full, Conv1DMode::Same, Conv1DMode::Valid};
+}
+
 Conv1DMode parseConv1DMode(const std::string& name)
 {
-    constexpr Conv1DMode kAllModes[] = {Conv1DMode::Full, Conv1DMode::Same, Conv1DMode::Valid};
     return detail::parseName(name, kAllModes, "conv1d mode");
+}
+
+std::vector<Conv1DMode> allConv1DModes()
+{
+    return {std::begin(kAllModes), std::end(kAllModes)};
 }
 
 Signal conv1dReference(const Signal& input, const Conv1DSpec& spec)

@@ -197,4 +197,9 @@ Window parseWindow(const std::string& name)
     return detail::parseName(name, kAllWindows, "window");
 }
 
+std::vector<Window> allWindows()
+{
+    return {std::begin(kAllWindows), std::end(kAllWindows)};
+}
+
 } // namespace kl

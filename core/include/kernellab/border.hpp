@@ -12,6 +12,7 @@
 #include "kernellab/host_device.hpp"
 
 #include <string>
+#include <vector>
 
 namespace kl {
 
@@ -45,6 +46,8 @@ KL_HD inline int borderIndex(int p, int len, BorderMode mode)
 std::string toString(BorderMode mode);
 /// Parses the names above; throws kl::InvalidArgument naming the bad value.
 BorderMode parseBorderMode(const std::string& name);
+/// Every mode, in the order above.
+std::vector<BorderMode> allBorderModes();
 /// The matching cv::BorderTypes value.
 int toOpenCvBorder(BorderMode mode);
 

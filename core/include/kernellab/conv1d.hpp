@@ -33,6 +33,7 @@ size_t conv1dOutputOffset(size_t signalLength, size_t taps, Conv1DMode mode);
 
 std::string toString(Conv1DMode mode);            // "full", "same", "valid"
 Conv1DMode parseConv1DMode(const std::string& name);
+std::vector<Conv1DMode> allConv1DModes();
 
 /// Plain single-threaded loop accumulating in float, as the naive GPU kernel does.
 Signal conv1dReference(const Signal& input, const Conv1DSpec& spec);
@@ -72,5 +73,6 @@ Conv1DPreset parseConv1DPreset(const std::string& name);
 std::vector<Conv1DPreset> allConv1DPresets();
 std::string toString(Window window);  // "rectangular", "hann", "hamming", "blackman"
 Window parseWindow(const std::string& name);
+std::vector<Window> allWindows();
 
 } // namespace kl
