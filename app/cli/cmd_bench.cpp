@@ -291,8 +291,15 @@ private:
             rows_.push_back(row);
         }
         if (!engine_ || !has(o_.backends, app::Backend::Gpu)) return;
-        for (const QString& variant : variantsToRun(request.op, o_.variants))
+        for (const QString& variant : variantsToRun(request.op, o_.variants)) {
+            // e.g. separable for a kernel that is not rank-1, tma for u8: no row rather than a failure
+            if (request.op == app::Op::Conv2D &&
+                !engine_->conv2dVariantApplies(variant.toStdString(), request.image, request.conv2d)) {
+                doneSteps_ += 2 + double(o_.memories.size() * o_.streams.size());
+                continue;
+            }
             benchVariant(request, variant, reference, baselineMs, label);
+        }
     }
 
     void benchVariant(app::RunRequest request, const QString& variant, const app::BackendResult* reference,

@@ -10,7 +10,7 @@
 //              warp read the same tap, which the constant cache broadcasts.
 //   shared     a block stages its input tile (output tile plus the kernel's halo)
 //              in shared memory as f32 channel planes, the border resolved while
-//              loading, with one vector load per 4 elements where rows allow. Each
+//              loading, with one vector load per 4 elements inside the row. Each
 //              thread computes 4 adjacent pixels in M adjacent rows: per input row
 //              it loads the values its window needs into registers once and feeds
 //              every output row and tap from them.
@@ -20,6 +20,13 @@
 //              registers), all channel planes staged at once. Other sizes
 //              (conv2dAny) stage one plane at a time and keep the taps in shared
 //              memory, walking each kernel row in quads of taps.
+//   tma        f32 single-channel images, square compiled sizes, compute capability
+//              9.0+ (conv2dTma): shared's tiles and arithmetic, but the tiles arrive
+//              by the Tensor Memory Accelerator. Persistent blocks walk the tiles; a
+//              ninth warp issues one cp.async.bulk.tensor per tile into a ring of
+//              tile buffers (mbarrier completion), so each block's next tiles load
+//              while it computes instead of loading, synchronising, then computing.
+//              Requesting it elsewhere is an InvalidArgument.
 //   separable  rank-1 kernels K = column * row^T (separateKernel), kRows + kCols
 //              multiply-adds per output instead of kRows * kCols. Square 3..15
 //              kernels (conv2dSeparableRing): each thread owns 4 adjacent
@@ -31,22 +38,25 @@
 //              Requesting it for another kernel is an InvalidArgument.
 //   auto       separable for rank-1 kernels with both sides >= 3 and more than 9
 //              taps where it measured faster: compiled sizes on several channels,
-//              or 15x15 on f32; other sizes from 500 taps on. shared otherwise.
+//              or 15x15 on f32; other sizes from 500 taps on. Otherwise tma where
+//              it applies up to 9x9, shared elsewhere.
 //
-// Measured on an H200 (2026-11-21), kernel only, median ms; copy bandwidth 4157
-// GB/s (read + write), fp32 FMA peak 66.9 TFLOP/s. tests/gpu/tst_conv2d_gpu.cpp
-// `throughput` (KL_BENCH=1) prints these; docs/performance.md (conv2d section) has the rest.
-//   8192^2 f32, 1 channel         naive   constant  shared  separable  auto
-//     3x3  (76% of copy)            1.14    1.07     0.169   0.169     shared
-//     5x5  (67%)                    2.49    2.28     0.194   0.203     shared
-//     9x9  (49% of fp32 peak)       6.97    6.38     0.332   0.345     shared
-//     15x15 (66%; separable 72%)   18.2    16.7      0.681   0.625     separable (rank-1)
-//   8192^2 u8, 3 channels, 5x5      3.00    2.78     0.631   0.352     separable (27.5% of copy;
-//     8191x8179 1.07x per element)
-//   4096^2 u8 (Gaussians)  1ch 15x15: shared 0.175, separable 0.295; 1ch 63x63: 5.84,
-//     1.444 (two passes); 4ch 15x15: 0.807, 0.751; 4ch 63x63: 21.9, 3.54.
-// Measured 2026-11-20 (before the ring compiled its row alignment in and u8/u16 rounding became
-// one cvt.rni.sat):
+// Measured on an H200 (2026-11-21), kernel only, median ms; copy bandwidth 4163 GB/s
+// (read + write), fp32 FMA peak 66.9 TFLOP/s. tests/gpu/tst_conv2d_gpu.cpp `throughput`
+// (KL_BENCH=1) prints these; docs/performance.md (conv2d section) has the rest.
+//   8192^2 f32, 1 channel     naive  constant  shared   tma    separable  auto
+//     3x3  (tma 81% of copy)   1.12    1.06     0.170   0.158   0.175      tma
+//     5x5  (tma 76%)           2.43    2.27     0.196   0.170   0.205      tma
+//     9x9  (tma 63% of fp32    6.78    6.34     0.337   0.258   0.353      tma
+//           peak)
+//     15x15 (shared 66%;      17.7    16.5      0.686   0.714   0.623      separable (rank-1),
+//           separable 72%)                                                shared
+//   8192^2 u8, 3 channels, 5x5 2.81    2.64     0.625     -     0.348      separable (27.8% of copy)
+//   4096^2 u8 (Gaussians)  1ch 15x15: shared 0.176, separable 0.292; 1ch 63x63: 5.85,
+//     1.410 (two passes); 4ch 15x15: 0.811, 0.741; 4ch 63x63: 22.0, 3.55.
+//   Odd sizes (8191x8179, bench), per element against 8192^2: f32 3x3 1.00, 5x5 1.03,
+//     u8 3 channels 5x5 1.02.
+// Measured 2026-11-20 (before rows were pitched and u8/u16 rounding became one cvt.rni.sat):
 //   Any-size kernels against the two passes (4096^2 f32): 5x3 0.088 / 0.213, 11x11
 //     0.234 / 0.342, 31x7 0.324 / 0.676, 31x31 1.243 / 0.758 ms.
 //
@@ -66,7 +76,11 @@
 // test borderIndex on the image row and use the border value). The vertical
 // border is thereby resolved by the upload and the horizontal one in the
 // kernels; chunks never write or read each other's slices, so the output is the
-// same for any stream count.
+// same for any stream count. Device rows (input slices and output) are pitched to
+// kRowAlignment bytes and copied with cudaMemcpy2DAsync, so vector accesses and
+// the TMA engine (16-byte row strides) work at any width: before, a width whose
+// rows were not 16-byte aligned took element-by-element paths, up to 1.19x slower
+// per element (5.3x for the separable ring until it got a second load path).
 //
 // Bytes per run (kernelBytes): the input read once + the output written once.
 // kernelFlops: 2 * taps * output pixels * channels for every variant, so for
@@ -79,6 +93,9 @@
 #include "kernellab/image.hpp"
 #include "kernellab/rounding.hpp"
 
+#include <cuda.h>  // CUtensorMap (types only: the encoder is reached through the runtime)
+#include <cudaTypedefs.h>
+#include <cuda/ptx>
 #include <opencv2/core.hpp>
 
 #include <algorithm>
@@ -90,17 +107,18 @@
 
 namespace kl::gpu {
 
-const std::vector<std::string> kConv2dVariants = {"naive", "constant", "shared", "separable"};
+const std::vector<std::string> kConv2dVariants = {"naive", "constant", "shared", "tma", "separable"};
 
 namespace {
 
-enum class Conv2dVariant { Naive, Constant, Shared, Separable };
+enum class Conv2dVariant { Naive, Constant, Shared, Tma, Separable };
 
 Conv2dVariant parseVariant(const std::string& name)
 {
     if (name == "naive") return Conv2dVariant::Naive;
     if (name == "constant") return Conv2dVariant::Constant;
     if (name == "separable") return Conv2dVariant::Separable;
+    if (name == "tma") return Conv2dVariant::Tma;
     return Conv2dVariant::Shared;
 }
 
@@ -123,6 +141,11 @@ constexpr int kRingThreads = 128;
 
 constexpr int roundUp4(int n) { return (n + 3) / 4 * 4; }
 
+/// Device rows of conv2d's input and output buffers start on this boundary: the widest vector
+/// access (16 bytes) and the TMA engine's row stride (a multiple of 16 bytes) hold at any width.
+constexpr size_t kRowAlignment = 128;
+size_t rowPitch(size_t rowBytes) { return (rowBytes + kRowAlignment - 1) / kRowAlignment * kRowAlignment; }
+
 /// One chunk: `rows` output rows from image row `row0`, read from a slice of
 /// rows + kRows - 1 input rows (slice row k = image row borderIndex(row0 - kRows / 2 + k)).
 template <typename In, typename Out> struct StripArgs {
@@ -134,9 +157,13 @@ template <typename In, typename Out> struct StripArgs {
     int kRows, kCols;
     BorderMode border;
     float borderValue;
-    /// cols * channels is a multiple of 4: every group of 4 elements of a row that starts at a
-    /// multiple of 4 is aligned for one vector access, in the input slice and the output alike.
-    bool alignedRows;
+    /// Elements from one row to the next of `in` and `out`. Device rows start on kRowAlignment-byte
+    /// boundaries (rowPitch), so every group of 4 elements that starts at a multiple of 4 is aligned
+    /// for one vector access at any image width.
+    int inPitch, outPitch;
+
+    __device__ const In* inRow(int k) const { return in + size_t(k) * inPitch; }
+    __device__ Out* outRow(int y) const { return out + size_t(y) * outPitch; }
 
     /// Whether slice row k lies in the constant border (outside the image in Constant mode).
     __device__ bool borderRow(int k) const { return borderIndex(row0 - kRows / 2 + k, imageRows, border) < 0; }
@@ -208,7 +235,7 @@ __device__ float fetch(const StripArgs<In, Out>& a, int k, bool borderRow, int f
 {
     const int p = floorDiv<CN>(flat);
     const int sx = borderIndex(p, a.cols, a.border);
-    return borderRow || sx < 0 ? a.borderValue : float(a.in[(size_t(k) * a.cols + sx) * CN + (flat - p * CN)]);
+    return borderRow || sx < 0 ? a.borderValue : float(a.inRow(k)[sx * CN + (flat - p * CN)]);
 }
 
 // ---- shared: tiled kernels --------------------------------------------------------------------------
@@ -217,7 +244,7 @@ __device__ float fetch(const StripArgs<In, Out>& a, int k, bool borderRow, int f
 /// border), channels firstPlane .. lastPlane - 1 into f32 planes
 /// tile[((c - firstPlane) * rows + row) * cols + pixel - px0]. The interleaved rows are read in
 /// `groups` groups of 4 elements from element `first` (a multiple of 4 at or before the first one
-/// needed): one vector load per group inside an aligned row, borderIndex per element elsewhere.
+/// needed): one vector load per group inside the row, borderIndex per element elsewhere.
 /// Slice rows past the strip only feed outputs past it, which are never stored.
 /// AlignedTile (one channel, px0 and cols multiples of 4, first == px0): one vector store per group.
 template <int CN, bool AlignedTile, typename In, typename Out>
@@ -230,8 +257,8 @@ __device__ void loadTile(float* tile, const StripArgs<In, Out>& a, int y0, int p
         const int r = e / groups, flat = first + 4 * (e - r * groups), k = y0 + r;
         const bool borderRow = k >= sliceRows || a.borderRow(k);
         float4 v;
-        if (!borderRow && a.alignedRows && flat >= 0 && flat + 4 <= flatCols)
-            v = widen(loadQuad(a.in + size_t(k) * flatCols + flat));
+        if (!borderRow && flat >= 0 && flat + 4 <= flatCols)
+            v = widen(loadQuad(a.inRow(k) + flat));
         else
             v = {fetch<CN>(a, k, borderRow, flat), fetch<CN>(a, k, borderRow, flat + 1),
                  fetch<CN>(a, k, borderRow, flat + 2), fetch<CN>(a, k, borderRow, flat + 3)};
@@ -256,8 +283,8 @@ __device__ void storeTile(const StripArgs<In, Out>& a, int y, int x, int c, cons
 #pragma unroll
     for (int r = 0; r < M; ++r) {
         if (y + r >= a.rows) return;
-        Out* row = a.out + size_t(y + r) * a.cols * CN;
-        if (CN == 1 && a.alignedRows && x + 4 <= a.cols) {
+        Out* row = a.outRow(y + r);
+        if (CN == 1 && x + 4 <= a.cols) {
             store4(row + x, make_float4(sum[r][0], sum[r][1], sum[r][2], sum[r][3]));
         } else {
 #pragma unroll
@@ -267,7 +294,8 @@ __device__ void storeTile(const StripArgs<In, Out>& a, int y, int x, int c, cons
     }
 }
 
-/// conv2dFixed's tile for a K x K kernel: 128 output pixels by kBlockY * M rows, every channel.
+/// The tile of conv2dFixed and conv2dTma for a K x K kernel: 128 output pixels by kBlockY * M rows,
+/// an f32 plane per channel.
 template <int K, int CN, int M> struct FixedTile {
     static constexpr int radius = K / 2;
     /// Tile column 0 is pixel x0 - pad; for one channel pad is a multiple of 4 so that rows load
@@ -279,9 +307,14 @@ template <int K, int CN, int M> struct FixedTile {
     static constexpr int window = roundUp4(offset + K - 1 + kPixelsPerThread);
     static constexpr int cols = (kBlockX - 1) * kPixelsPerThread + window;
     static constexpr int outRows = kBlockY * M, rows = outRows + K - 1;
-    /// The interleaved elements loaded per tile row: from x0 * CN - head, in groups of 4.
-    static constexpr int head = roundUp4(pad * CN), groups = (head + (cols - pad) * CN + 3) / 4;
-    static constexpr size_t bytes = size_t(CN) * rows * cols * sizeof(float);
+};
+
+/// How conv2dFixed stages its tile: the interleaved elements of a tile row from x0 * CN - head, in
+/// groups of 4, into `bytes` of shared memory.
+template <int K, int CN, int M> struct FixedStaging : FixedTile<K, CN, M> {
+    using T = FixedTile<K, CN, M>;
+    static constexpr int head = roundUp4(T::pad * CN), groups = (head + (T::cols - T::pad) * CN + 3) / 4;
+    static constexpr size_t bytes = size_t(CN) * T::rows * T::cols * sizeof(float);
 };
 
 /// Output rows per thread of conv2dFixed (tiles of kBlockY * 2 rows). Measured on the H200
@@ -290,10 +323,43 @@ template <int K, int CN, int M> struct FixedTile {
 /// other blocks' arithmetic.
 constexpr int kFixedRowsPerThread = 2;
 
+/// A conv2dFixed / conv2dTma thread's sums: pixels 4 across and M rows down from `source`, its
+/// first tile row (row pitch T::cols floats), each kernel row summed on its own and the row sums
+/// added in order.
+template <int K, int CN, int M> __device__ void tileSums(const float* source, float (&sum)[M][kPixelsPerThread])
+{
+    using T = FixedTile<K, CN, M>;
+    // Tile row t is kernel row i = t - r of output row r.
+#pragma unroll
+    for (int t = 0; t < M + K - 1; ++t) {
+        float w[T::window];
+#pragma unroll
+        for (int g = 0; g < T::window / 4; ++g) {
+            const float4 v = reinterpret_cast<const float4*>(source + t * T::cols)[g];
+            w[4 * g] = v.x, w[4 * g + 1] = v.y, w[4 * g + 2] = v.z, w[4 * g + 3] = v.w;
+        }
+        // Keeps the compiler from hoisting every row's loads to the top (a register per value).
+        asm volatile("" ::: "memory");
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+            const int i = t - r;
+            if (i < 0 || i >= K) continue;
+            float rowSum[kPixelsPerThread] = {};
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+#pragma unroll
+                for (int n = 0; n < kPixelsPerThread; ++n)
+                    rowSum[n] = fmaf(cTaps[i * K + j], w[T::offset + j + n], rowSum[n]);
+#pragma unroll
+            for (int n = 0; n < kPixelsPerThread; ++n) sum[r][n] += rowSum[n];
+        }
+    }
+}
+
 template <typename In, typename Out, int CN, int K, int M>
 __global__ void __launch_bounds__(kBlockX* kBlockY, 2) conv2dFixed(StripArgs<In, Out> a)
 {
-    using T = FixedTile<K, CN, M>;
+    using T = FixedStaging<K, CN, M>;
     extern __shared__ float4 sharedStorage[];
     float* tile = reinterpret_cast<float*>(sharedStorage);
     const int x0 = blockIdx.x * kTileCols, x = x0 + threadIdx.x * kPixelsPerThread, firstRow = threadIdx.y * M;
@@ -303,36 +369,116 @@ __global__ void __launch_bounds__(kBlockX* kBlockY, 2) conv2dFixed(StripArgs<In,
         __syncthreads();
 #pragma unroll 1
         for (int c = 0; c < CN; ++c) {
-            const float* source = tile + (c * T::rows + firstRow) * T::cols + threadIdx.x * kPixelsPerThread;
             float sum[M][kPixelsPerThread] = {};
-            // Tile row firstRow + t is kernel row i = t - r of output row r.
-#pragma unroll
-            for (int t = 0; t < M + K - 1; ++t) {
-                float w[T::window];
-#pragma unroll
-                for (int g = 0; g < T::window / 4; ++g) {
-                    const float4 v = reinterpret_cast<const float4*>(source + t * T::cols)[g];
-                    w[4 * g] = v.x, w[4 * g + 1] = v.y, w[4 * g + 2] = v.z, w[4 * g + 3] = v.w;
-                }
-                // Keeps the compiler from hoisting every row's loads to the top (a register per value).
-                asm volatile("" ::: "memory");
-#pragma unroll
-                for (int r = 0; r < M; ++r) {
-                    const int i = t - r;
-                    if (i < 0 || i >= K) continue;
-                    float rowSum[kPixelsPerThread] = {};
-#pragma unroll
-                    for (int j = 0; j < K; ++j)
-#pragma unroll
-                        for (int n = 0; n < kPixelsPerThread; ++n)
-                            rowSum[n] = fmaf(cTaps[i * K + j], w[T::offset + j + n], rowSum[n]);
-#pragma unroll
-                    for (int n = 0; n < kPixelsPerThread; ++n) sum[r][n] += rowSum[n];
-                }
-            }
+            tileSums<K, CN, M>(tile + (c * T::rows + firstRow) * T::cols + threadIdx.x * kPixelsPerThread, sum);
             storeTile<CN, M>(a, y0 + firstRow, x, c, sum);
         }
     }
+}
+
+// ---- tma: conv2dFixed's tiles delivered by the TMA engine (f32, one channel, sm_90) -------------
+
+/// conv2dTma's shape for a K x K kernel: output rows per thread (tiles of kBlockY * M rows) and
+/// tile buffers per block. Measured on the H200 (8192^2 f32, random taps; ms for M = 2 / 3 / 4 with
+/// 6 / 4 / 3 buffers): 3x3 0.159 / 0.177 / 0.162, 5x5 0.171 / 0.171 / 0.172, 7x7 0.205 / 0.189 /
+/// 0.184, 9x9 0.302 / 0.258 / 0.251, 15x15 0.704 / 0.792 / 0.921. Three blocks fit an SM.
+template <int K> struct TmaShape {
+    static constexpr int rowsPerThread = K >= 15 ? 2 : 4, stages = K >= 15 ? 6 : 3;
+    using Tile = FixedTile<K, 1, rowsPerThread>;
+    static constexpr int tileFloats = Tile::rows * Tile::cols;
+    /// Buffers start on 128-byte boundaries, as the TMA engine requires of its destination.
+    static constexpr int stageFloats = (tileFloats + 31) / 32 * 32;
+    /// The buffers, then a "full" and an "empty" mbarrier per buffer.
+    static constexpr size_t bytes = size_t(stages) * stageFloats * sizeof(float) + 2 * stages * sizeof(uint64_t);
+};
+/// conv2dTma's compute threads; one more warp issues the copies.
+constexpr int kTmaConsumers = kBlockX * kBlockY;
+/// Resident conv2dTma blocks per SM, at most. Measured on the H200 (sweep, 8192^2 f32): 3 beat 2
+/// and 4 wherever the tile fits either (5x5, 4 rows per thread: 3 blocks 0.172 ms, 2 blocks 0.197;
+/// 2 rows: 3 blocks 0.171, 4 blocks 0.202), and the 3x3 kernel, which fits 4, ran 0.174 ms with 4
+/// against 0.162 in the sweep with 3.
+constexpr int kTmaBlocksPerSM = 3;
+
+__device__ void waitPhase(uint64_t* barrier, uint32_t parity)
+{
+    while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
+    }
+}
+
+/// conv2dFixed's tiles and arithmetic for f32 single-channel images, without the staging: a
+/// persistent block walks tiles id = blockIdx.x, + gridDim.x, ... (row-major over tilesX columns of
+/// tiles). One thread of a ninth warp copies each tile into one of `stages` shared buffers with one
+/// cp.async.bulk.tensor (the TMA engine, `map` over the pitched slice) whose completion lands on
+/// that buffer's "full" mbarrier; the 8 compute warps wait there, compute as conv2dFixed, and
+/// release the buffer on its "empty" mbarrier, so each block has the next tiles in flight while it
+/// computes. The engine fills columns outside the image with zeros: tiles at the left and right
+/// ends (and constant-border rows, which are not uploaded) are fixed up in shared memory through
+/// borderIndex first.
+template <int K> __global__ void __launch_bounds__(kTmaConsumers + 32)
+    conv2dTma(const __grid_constant__ CUtensorMap map, StripArgs<float, float> a, int tilesX, int tiles)
+{
+#if __CUDA_ARCH__ >= 900
+    using S = TmaShape<K>;
+    using T = typename S::Tile;
+    constexpr int M = S::rowsPerThread;
+    extern __shared__ float4 sharedStorage[];
+    float* buffers = reinterpret_cast<float*>(sharedStorage);
+    uint64_t* full = reinterpret_cast<uint64_t*>(buffers + S::stages * S::stageFloats);
+    uint64_t* empty = full + S::stages;
+    const int thread = threadIdx.y * kBlockX + threadIdx.x;
+    if (thread == 0) {
+        for (int s = 0; s < S::stages; ++s) {
+            cuda::ptx::mbarrier_init(&full[s], 1);
+            cuda::ptx::mbarrier_init(&empty[s], kTmaConsumers);
+        }
+        cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    }
+    __syncthreads();
+    const auto tileOrigin = [&](int id) {  // the tile's first output pixel and row
+        const int ty = id / tilesX;
+        return int2{(id - ty * tilesX) * kTileCols, ty * T::outRows};
+    };
+    if (threadIdx.y == kBlockY) {  // the copying warp
+        if (threadIdx.x != 0) return;
+        int n = 0;
+        for (int id = blockIdx.x; id < tiles; id += gridDim.x, ++n) {
+            const int s = n % S::stages;
+            if (n >= S::stages) waitPhase(&empty[s], (n / S::stages - 1) & 1);
+            const int2 origin = tileOrigin(id);
+            const int32_t coords[2] = {origin.x - T::pad, origin.y};
+            cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                                 &full[s], S::tileFloats * sizeof(float));
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                            buffers + s * S::stageFloats, &map, coords, &full[s]);
+        }
+        return;
+    }
+    const int sliceRows = a.rows + K - 1;
+    int n = 0;
+    for (int id = blockIdx.x; id < tiles; id += gridDim.x, ++n) {
+        const int s = n % S::stages;
+        const int2 origin = tileOrigin(id);
+        const int px0 = origin.x - T::pad, lastRow = min(origin.y + T::rows, sliceRows) - 1;
+        float* tile = buffers + s * S::stageFloats;
+        waitPhase(&full[s], (n / S::stages) & 1);
+        if (px0 < 0 || px0 + T::cols > a.cols || a.borderRow(origin.y) || a.borderRow(lastRow)) {
+            for (int e = thread; e < T::rows * T::cols; e += kTmaConsumers) {
+                const int r = e / T::cols, px = px0 + e - r * T::cols, k = origin.y + r;
+                if (k >= sliceRows) break;  // rows past the slice only feed outputs past the strip
+                if (px < 0 || px >= a.cols || a.borderRow(k)) tile[e] = fetch<1>(a, k, a.borderRow(k), px);
+            }
+            asm volatile("bar.sync 1, %0;" ::"n"(kTmaConsumers) : "memory");  // the compute warps only
+        }
+        float sum[M][kPixelsPerThread] = {};
+        tileSums<K, 1, M>(tile + threadIdx.y * M * T::cols + threadIdx.x * kPixelsPerThread, sum);
+        // The reads above are generic-proxy accesses and the next copy into this buffer an
+        // async-proxy write: without this fence the release let the copy overwrite values not yet
+        // read (seen on the H200 as stale values in up to 1 of 10^5 outputs of a 1x1 kernel).
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+        cuda::ptx::mbarrier_arrive(&empty[s]);
+        storeTile<1, M>(a, origin.y + threadIdx.y * M, origin.x + threadIdx.x * kPixelsPerThread, 0, sum);
+    }
+#endif
 }
 
 /// conv2dAny's tile for a kRows x kCols kernel: the taps as kRows rows of `quads` float4 (zero
@@ -412,56 +558,31 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) conv2dAny(StripArgs<In, Out>
 // ---- separable ---------------------------------------------------------------------------------------
 
 /// The input window of the row pass for N interleaved elements from `flat` of an image row whose
-/// window lies inside an aligned row: quads from flat - head (the halo rounded up to 4), as loaded.
+/// window lies inside the row: quads from flat - head (the halo rounded up to 4), as loaded.
 template <typename In, int CN, int K, int N> struct RowWindow {
     static constexpr int halo = K / 2 * CN, head = roundUp4(halo), quads = (2 * head + N) / 4;
     typename Quad<In>::type quad[quads];
 };
 
-/// Four consecutive elements from any element address, one load each.
-__device__ float4 loadQuadUnaligned(const float* p) { return {__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3)}; }
-__device__ uint2 loadQuadUnaligned(const uint16_t* p)
-{
-    return {uint32_t(__ldg(p)) | uint32_t(__ldg(p + 1)) << 16, uint32_t(__ldg(p + 2)) | uint32_t(__ldg(p + 3)) << 16};
-}
-
-/// Slice row k's window around element `flat` (inside the row: see ringInterior). AlignedRows: one
-/// vector load per quad. Other rows: u8 reads aligned words and funnel-shifts them by the row's
-/// misalignment (the same for every thread of the row), so it costs one load and one shift per
-/// quad; u16 and f32 read element by element.
-template <int CN, int K, int N, bool AlignedRows, typename In, typename Out>
+/// Slice row k's window around element `flat`, one vector load per quad (inside the row: see
+/// ringInterior).
+template <int CN, int K, int N, typename In, typename Out>
 __device__ RowWindow<In, CN, K, N> loadWindow(const StripArgs<In, Out>& a, int k, int flat)
 {
     using W = RowWindow<In, CN, K, N>;
     W w;
-    const In* source = a.in + size_t(k) * a.cols * CN + flat - W::head;
-    if constexpr (AlignedRows) {
+    const In* source = a.inRow(k) + flat - W::head;
 #pragma unroll
-        for (int q = 0; q < W::quads; ++q) w.quad[q] = loadQuad(source + 4 * q);
-    } else if constexpr (std::is_same<In, uint8_t>::value) {
-        const unsigned offset = unsigned(reinterpret_cast<uintptr_t>(source) & 3);
-        const uint32_t* words = reinterpret_cast<const uint32_t*>(source - offset);
-        uint32_t low = __ldg(words);
-#pragma unroll
-        for (int q = 0; q < W::quads; ++q) {
-            const uint32_t high = __ldg(words + q + 1);
-            w.quad[q] = __funnelshift_r(low, high, 8 * offset);
-            low = high;
-        }
-    } else {
-#pragma unroll
-        for (int q = 0; q < W::quads; ++q) w.quad[q] = loadQuadUnaligned(source + 4 * q);
-    }
+    for (int q = 0; q < W::quads; ++q) w.quad[q] = loadQuad(source + 4 * q);
     return w;
 }
 
 /// Whether the window of the thread owning element `flat` lies inside its row, so that loadWindow
-/// may read it. Unaligned rows keep 4 more elements clear on each side: the u8 word reads reach up
-/// to 3 bytes past the window, which must stay in the same (uploaded) row.
-template <int CN, int K, int N, bool AlignedRows, typename In, typename Out>
-__device__ bool ringInterior(const StripArgs<In, Out>& a, int flat, int flatCols)
+/// may read it.
+template <int CN, int K, int N, typename In>
+__device__ bool ringInterior(int flat, int flatCols)
 {
-    const int margin = RowWindow<In, CN, K, N>::head + (AlignedRows ? 0 : 4);
+    const int margin = RowWindow<In, CN, K, N>::head;
     return flat >= margin && flat + N + margin <= flatCols;
 }
 
@@ -506,7 +627,7 @@ __device__ __noinline__ RowValues<N> rowPassBorder(StripArgs<In, Out> a, int k, 
 }
 
 /// The sums of output row y of the ring (slots in slice row order) to its N elements from `flat`.
-template <int K, int N, bool AlignedRows, typename Out>
+template <int K, int N, typename Out>
 __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&ring)[K][N], int first)
 {
     float sum[N] = {};
@@ -514,7 +635,7 @@ __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&rin
     for (int i = 0; i < K; ++i)
 #pragma unroll
         for (int n = 0; n < N; ++n) sum[n] = fmaf(cColumnTaps[i], ring[(first + i) % K][n], sum[n]);
-    if (AlignedRows && flat + N <= flatCols) {
+    if (flat + N <= flatCols) {
 #pragma unroll
         for (int g = 0; g < N / 4; ++g)
             store4(out + 4 * g, make_float4(sum[4 * g], sum[4 * g + 1], sum[4 * g + 2], sum[4 * g + 3]));
@@ -539,13 +660,13 @@ __device__ void rowPassEdge(const StripArgs<In, Out>& a, int k, int flat, float 
 /// unrolled: these strips are few, and keeping them out of the main loop keeps that loop in the
 /// instruction cache (a second unrolled copy measured up to 2.7x slower from instruction fetch
 /// stalls).
-template <typename In, typename Out, int CN, int K, int N, bool AlignedRows>
+template <typename In, typename Out, int CN, int K, int N>
 __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y0, int y1)
 {
     const int flatCols = a.cols * CN;
-    const bool interior = ringInterior<CN, K, N, AlignedRows>(a, flat, flatCols);
+    const bool interior = ringInterior<CN, K, N, In>(flat, flatCols);
     const auto rowInto = [&](int k, float(&out)[N]) {
-        if (interior && a.imageRow(k)) rowSums(loadWindow<CN, K, N, AlignedRows>(a, k, flat), out);
+        if (interior && a.imageRow(k)) rowSums(loadWindow<CN, K, N>(a, k, flat), out);
         else rowPassEdge<In, Out, CN, K, N>(a, k, flat, out);
     };
     float ring[K][N];
@@ -554,7 +675,7 @@ __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y
 #pragma unroll 1
     for (int y = y0; y < y1; ++y) {
         rowInto(y + K - 1, ring[K - 1]);
-        storeRingRow<K, N, AlignedRows>(a.out + size_t(y) * flatCols + flat, flat, flatCols, ring, 0);
+        storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, 0);
 #pragma unroll
         for (int s = 0; s < K - 1; ++s)
 #pragma unroll
@@ -566,38 +687,39 @@ __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y
 /// of a strip of stripRows output rows. Slice row k's row pass lands in ring[(k - y0) % K]; output
 /// row y sums ring slots for slice rows y .. y + K - 1 with the column taps, in order, as
 /// conv2dColumnPass. The row loop is unrolled by K so that every ring index is a constant.
-/// Prefetch: each row's window is loaded while the previous row is summed. AlignedRows
-/// (cols * CN % 4 == 0) is compiled in: carrying both load paths in one kernel cost 7%. Strips that
+/// Prefetch: each row's window is loaded while the previous row is summed. Rows are pitched, so the
+/// window is vector loads at any width (an odd-width u8 image once took the element-by-element path
+/// on every row, 5.3x slower per element; carrying a second load path cost 7%). Strips that
 /// reach border rows go to ringEdgeStrip, and so do threads whose window leaves the row where the
 /// walk prefetches; without prefetch (15x15) those threads stay in the loop with the element-by-
 /// element row pass. Measured on the H200 (8192^2 f32 Gaussians): in the loop, 5x5 0.204 -> 0.227
 /// ms and 9x9 0.348 -> 0.415 (the prefetching loop carries the second path); out of line, 15x15
 /// 0.626 -> 0.679 (a warp holding a row-end thread runs the strip twice).
-template <typename In, typename Out, int CN, int K, int N, bool Prefetch, bool AlignedRows>
+template <typename In, typename Out, int CN, int K, int N, bool Prefetch>
 __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In, Out> a, int stripRows)
 {
     using Window = RowWindow<In, CN, K, N>;
     const int flatCols = a.cols * CN, flat = (blockIdx.x * kRingThreads + threadIdx.x) * N;
     if (flat >= flatCols) return;
-    const bool interior = ringInterior<CN, K, N, AlignedRows>(a, flat, flatCols);
+    const bool interior = ringInterior<CN, K, N, In>(flat, flatCols);
     for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
         const int y1 = min(y0 + stripRows, a.rows), last = y1 + K - 2;  // the strip reads slice rows y0 .. last
         if (!(a.imageRow(y0) && a.imageRow(last)) || (Prefetch && !interior)) {
-            ringEdgeStrip<In, Out, CN, K, N, AlignedRows>(a, flat, y0, y1);
+            ringEdgeStrip<In, Out, CN, K, N>(a, flat, y0, y1);
             continue;
         }
         Window window{};
-        if constexpr (Prefetch) window = loadWindow<CN, K, N, AlignedRows>(a, y0, flat);
+        if constexpr (Prefetch) window = loadWindow<CN, K, N>(a, y0, flat);
         // Leaves slice row k's row pass in out; called for k = y0, y0 + 1, ... in turn.
         const auto rowInto = [&](int k, float(&out)[N]) {
             if (!Prefetch && !interior) {
                 rowPassEdge<In, Out, CN, K, N>(a, k, flat, out);
             } else if constexpr (Prefetch) {
-                const Window next = loadWindow<CN, K, N, AlignedRows>(a, min(k + 1, last), flat);
+                const Window next = loadWindow<CN, K, N>(a, min(k + 1, last), flat);
                 rowSums(window, out);
                 window = next;
             } else {
-                rowSums(loadWindow<CN, K, N, AlignedRows>(a, k, flat), out);
+                rowSums(loadWindow<CN, K, N>(a, k, flat), out);
             }
         };
         float ring[K][N];
@@ -608,7 +730,7 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
             for (int s = 0; s < K; ++s) {
                 if (y + s >= y1) break;
                 rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
-                storeRingRow<K, N, AlignedRows>(a.out + size_t(y + s) * flatCols + flat, flat, flatCols, ring, s);
+                storeRingRow<K, N>(a.outRow(y + s) + flat, flat, flatCols, ring, s);
             }
         }
     }
@@ -624,12 +746,6 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
 /// about 100 to 160-255 registers (ptxas -v), fewer threads in flight, and it is left out there.
 constexpr int kRingElements = 4, kRingStrip = 16;
 
-template <typename In, typename Out, int CN, int K> constexpr auto ringKernel(bool alignedRows)
-{
-    return alignedRows ? conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9), true>
-                       : conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9), false>;
-}
-
 /// separable, other sizes, pass 1: every slice row (halo rows included) filtered horizontally into
 /// `mid`. A constant-border row filters the border value, as the 2D sum does.
 template <typename In, typename Out, int CN> __global__ void conv2dRowPass(StripArgs<In, Out> a)
@@ -639,7 +755,7 @@ template <typename In, typename Out, int CN> __global__ void conv2dRowPass(Strip
     const int rx = a.kCols / 2, sliceRows = a.rows + a.kRows - 1;
     for (int k = blockIdx.y * blockDim.y + threadIdx.y; k < sliceRows; k += gridDim.y * blockDim.y) {
         const bool borderRow = a.borderRow(k);
-        const In* row = a.in + size_t(k) * a.cols * CN;
+        const In* row = a.inRow(k);
         float sum[CN] = {};
         for (int j = 0; j < a.kCols; ++j) {
             const float tap = cRowTaps[j];
@@ -668,7 +784,7 @@ template <typename In, typename Out, int CN> __global__ void conv2dColumnPass(St
 #pragma unroll
             for (int c = 0; c < CN; ++c) sum[c] = fmaf(tap, source[i * pitch + c], sum[c]);
         }
-        storePixel<Out, CN>(a.out + (size_t(y) * a.cols + x) * CN, sum);
+        storePixel<Out, CN>(a.outRow(y) + x * CN, sum);
     }
 }
 
@@ -684,7 +800,7 @@ template <typename In, typename Out, int CN, bool ConstantTaps> __global__ void 
         float sum[CN] = {};
         for (int i = 0; i < a.kRows; ++i) {
             const bool borderRow = a.borderRow(y + i);
-            const In* row = a.in + size_t(y + i) * a.cols * CN;
+            const In* row = a.inRow(y + i);
             float rowSum[CN] = {};
             for (int j = 0; j < a.kCols; ++j) {
                 const float tap = tapAt<ConstantTaps>(a.taps, i * a.kCols + j);
@@ -696,7 +812,7 @@ template <typename In, typename Out, int CN, bool ConstantTaps> __global__ void 
 #pragma unroll
             for (int c = 0; c < CN; ++c) sum[c] += rowSum[c];
         }
-        storePixel<Out, CN>(a.out + (size_t(y) * a.cols + x) * CN, sum);
+        storePixel<Out, CN>(a.outRow(y) + x * CN, sum);
     }
 }
 
@@ -736,7 +852,7 @@ template <typename In, typename Out, int CN> SharedKernel<In, Out> sharedKernel(
     if (kRows == kCols)
         withFixedSize(kRows, [&](auto k) {
             constexpr int M = kFixedRowsPerThread;
-            using T = FixedTile<decltype(k)::value, CN, M>;
+            using T = FixedStaging<decltype(k)::value, CN, M>;
             if (T::bytes <= optInLimit) chosen = {conv2dFixed<In, Out, CN, decltype(k)::value, M>, T::bytes, T::outRows};
         });
     if (chosen.kernel) return chosen;
@@ -758,14 +874,24 @@ bool ringApplies(int kRows, int kCols)
     return kRows == kCols && withFixedSize(kRows, [](auto) {});
 }
 
+/// Whether the tma variant applies: an f32 single-channel image and output, a square compiled size,
+/// and a device with the TMA engine (compute capability 9.0 or newer).
+bool tmaApplies(int depth, int outDepth, int channels, int kRows, int kCols, const cudaDeviceProp& device)
+{
+    return depth == CV_32F && outDepth == CV_32F && channels == 1 && ringApplies(kRows, kCols) && device.major >= 9;
+}
+
 /// auto: separable where it measured faster on the H200 (see the header): rank-1 kernels with both
 /// sides >= 3 and more than 9 taps, on the ring (compiled sizes) for several channels or 15x15 on
-/// f32, in two passes from 500 taps on; shared otherwise.
-bool preferSeparable(bool rankOne, int kRows, int kCols, int depth, int channels)
+/// f32, in two passes from 500 taps on. Otherwise tma where it applies up to 9x9 (at 15x15 the
+/// plain tiles measured 3% faster), shared elsewhere.
+std::string preferredVariant(bool rankOne, int kRows, int kCols, int depth, int channels, bool tma)
 {
-    if (!rankOne || kRows < 3 || kCols < 3 || kRows * kCols <= 9) return false;
-    if (ringApplies(kRows, kCols)) return channels > 1 || (depth == CV_32F && kRows >= 15);
-    return kRows * kCols >= 500;
+    if (rankOne && kRows >= 3 && kCols >= 3 && kRows * kCols > 9) {
+        if (ringApplies(kRows, kCols) ? channels > 1 || (depth == CV_32F && kRows >= 15) : kRows * kCols >= 500)
+            return "separable";
+    }
+    return tma && kRows <= 9 ? "tma" : "shared";
 }
 
 /// Raises the shared variant's dynamic shared-memory limit for this problem (above 48 KB a
@@ -779,8 +905,61 @@ template <typename In, typename Out, int CN> void configureShared(int kRows, int
                                      int(cudaSharedmemCarveoutMaxShared)));
 }
 
+/// The driver's cuTensorMapEncodeTiled, reached through the runtime (nothing links libcuda).
+PFN_cuTensorMapEncodeTiled_v12000 tensorMapEncoder()
+{
+    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+        void* function = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        KL_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault,
+                                                     &found));
+        if (found != cudaDriverEntryPointSuccess || !function)
+            throw CudaError("conv2d tma: the CUDA driver has no cuTensorMapEncodeTiled", int(cudaErrorNotSupported));
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+    }();
+    return encode;
+}
+
+/// conv2dTma's launch for one chunk: a tensor map over its slice, and the persistent grid's size.
+struct TmaPlan {
+    CUtensorMap map;
+    int blocks;
+};
+
+/// The plan for a `cols` x `sliceRows` f32 slice at `slice` (rows `pitchBytes` apart); also opts
+/// conv2dTma<K> in to its shared memory, which loads its module before any timed run.
+template <int K>
+TmaPlan planTma(const float* slice, int cols, int sliceRows, size_t pitchBytes, const cudaDeviceProp& device)
+{
+    using S = TmaShape<K>;
+    KL_CUDA_TRY(cudaFuncSetAttribute(conv2dTma<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(S::bytes)));
+    KL_CUDA_TRY(cudaFuncSetAttribute(conv2dTma<K>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     int(cudaSharedmemCarveoutMaxShared)));
+    int perSM = 0;
+    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, conv2dTma<K>, kTmaConsumers + 32, S::bytes));
+    TmaPlan plan{};
+    plan.blocks = std::clamp(perSM, 1, kTmaBlocksPerSM) * device.multiProcessorCount;
+    const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(sliceRows)}, strides[1] = {cuuint64_t(pitchBytes)};
+    const cuuint32_t box[2] = {cuuint32_t(S::Tile::cols), cuuint32_t(S::Tile::rows)}, elementStrides[2] = {1, 1};
+    const CUresult r = tensorMapEncoder()(&plan.map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(slice),
+                                          dims, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        throw CudaError("conv2d tma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")", int(r));
+    return plan;
+}
+
+template <int K> void launchTma(const StripArgs<float, float>& a, const TmaPlan& plan, cudaStream_t s)
+{
+    using T = typename TmaShape<K>::Tile;
+    const int tilesX = (a.cols + kTileCols - 1) / kTileCols, tiles = tilesX * ((a.rows + T::outRows - 1) / T::outRows);
+    conv2dTma<K><<<std::min(tiles, plan.blocks), dim3(kBlockX, kBlockY + 1), TmaShape<K>::bytes, s>>>(plan.map, a,
+                                                                                                     tilesX, tiles);
+}
+
 template <typename In, typename Out, int CN>
-void launchConv2d(Conv2dVariant v, const StripArgs<In, Out>& a, size_t optInLimit, cudaStream_t s)
+void launchConv2d(Conv2dVariant v, const StripArgs<In, Out>& a, size_t optInLimit, const TmaPlan* tma, cudaStream_t s)
 {
     const dim3 block(kBlockX, kBlockY);
     switch (v) {
@@ -795,10 +974,15 @@ void launchConv2d(Conv2dVariant v, const StripArgs<In, Out>& a, size_t optInLimi
         k.kernel<<<gridFor(a.cols, a.rows, kTileCols, k.rowsPerBlock), block, k.bytes, s>>>(a);
         break;
     }
+    case Conv2dVariant::Tma:
+        if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float> && CN == 1)
+            withFixedSize(a.kRows, [&](auto k) { launchTma<decltype(k)::value>(a, *tma, s); });
+        break;
     case Conv2dVariant::Separable:
         if (ringApplies(a.kRows, a.kCols)) {
             withFixedSize(a.kRows, [&](auto k) {
-                ringKernel<In, Out, CN, decltype(k)::value>(a.alignedRows)
+                constexpr int K = decltype(k)::value;
+                conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
                     <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip), kRingThreads, 0, s>>>(
                         a, kRingStrip);
             });
@@ -841,6 +1025,17 @@ template <typename T> void copyToSymbol(const T& symbol, const std::vector<float
 
 } // namespace
 
+bool conv2dApplies(const Engine::Impl& engine, const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec)
+{
+    validateConv2D(input, spec);
+    const cv::Mat kernel = effectiveKernel(spec);
+    if (variant == "separable") return separateKernel(kernel).has_value();
+    if (variant == "tma")
+        return tmaApplies(input.depth(), conv2dOutputDepth(input, spec), input.channels(), kernel.rows, kernel.cols,
+                          engine.properties);
+    return true;
+}
+
 GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options,
                     cv::Mat& output)
 {
@@ -849,21 +1044,30 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
     const std::vector<float> taps(kernel.begin<float>(), kernel.end<float>());
     const int kRows = kernel.rows, kCols = kernel.cols;
     const std::optional<SeparableKernel> factors = separateKernel(kernel);
-    const bool autoSeparable = preferSeparable(factors.has_value(), kRows, kCols, input.depth(), input.channels());
+    const int outDepth = conv2dOutputDepth(input, spec);
+    const cudaDeviceProp& device = engine.properties;
+    const bool tma = tmaApplies(input.depth(), outDepth, input.channels(), kRows, kCols, device);
     const std::string variantName =
-        resolveVariant("conv2d", options.variant, kConv2dVariants, autoSeparable ? "separable" : "shared");
+        resolveVariant("conv2d", options.variant, kConv2dVariants,
+                       preferredVariant(factors.has_value(), kRows, kCols, input.depth(), input.channels(), tma));
     const Conv2dVariant variant = parseVariant(variantName);
+    const std::string size = std::to_string(kCols) + "x" + std::to_string(kRows);
     if (variant == Conv2dVariant::Separable && !factors)
-        throw InvalidArgument("conv2d variant 'separable': the " + std::to_string(kCols) + "x" +
-                              std::to_string(kRows) +
+        throw InvalidArgument("conv2d variant 'separable': the " + size +
                               " kernel is not separable (not rank-1); use naive, constant, shared or auto");
+    if (variant == Conv2dVariant::Tma && !tma)
+        throw InvalidArgument("conv2d variant 'tma' needs a 32-bit float single-channel image with float output, a "
+                              "square 3, 5, 7, 9 or 15 kernel and a GPU of compute capability 9.0 or newer; this is " +
+                              describeImage(input) + ", a " + size + " kernel, compute capability " +
+                              std::to_string(device.major) + "." + std::to_string(device.minor) +
+                              "; use naive, constant, shared or auto");
 
     const cv::Mat src = input.isContinuous() ? input : input.clone();
     const int rows = src.rows, cols = src.cols, channels = src.channels();
-    const int outDepth = conv2dOutputDepth(src, spec);
     const size_t inRowBytes = size_t(cols) * src.elemSize();
     const size_t outRowBytes = size_t(cols) * channels * CV_ELEM_SIZE1(outDepth);
-    ensureMemoryAvailable(uint64_t(rows) * outRowBytes, "conv2d output");
+    const size_t inPitch = rowPitch(inRowBytes), outPitch = rowPitch(outRowBytes);  // device rows, bytes
+    ensureMemoryAvailable(uint64_t(rows) * outPitch, "conv2d output");
     cv::Mat dst(rows, cols, CV_MAKETYPE(outDepth, channels));
     const size_t optInLimit = engine.properties.sharedMemPerBlockOptin;
 
@@ -883,6 +1087,7 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
     std::byte* dOut = nullptr;
     float* dMid = nullptr;
     float* dTaps = nullptr;
+    std::vector<TmaPlan> tmaPlans;  // per chunk
     auto strip = [&](int chunk) {
         return std::pair<int, int>(chunk * rowsPerChunk, std::min(rows, (chunk + 1) * rowsPerChunk));
     };
@@ -893,8 +1098,8 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
         rowsPerChunk = std::max(1, (rows + requested - 1) / requested);
         const int chunks = (rows + rowsPerChunk - 1) / rowsPerChunk;
         const size_t sliceRows = sliceStart(chunks);
-        dIn = static_cast<std::byte*>(engine.cache.device("conv2d.in", sliceRows * inRowBytes));
-        dOut = static_cast<std::byte*>(engine.cache.device("conv2d.out", p.hostOutBytes));
+        dIn = static_cast<std::byte*>(engine.cache.device("conv2d.in", sliceRows * inPitch));
+        dOut = static_cast<std::byte*>(engine.cache.device("conv2d.out", size_t(rows) * outPitch));
         const cudaStream_t s = engine.streams[0].get();
         switch (variant) {
         case Conv2dVariant::Naive:
@@ -902,7 +1107,8 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
             KL_CUDA_TRY(cudaMemcpyAsync(dTaps, taps.data(), taps.size() * sizeof(float), cudaMemcpyHostToDevice, s));
             break;
         case Conv2dVariant::Constant:
-        case Conv2dVariant::Shared: copyToSymbol(cTaps, taps, s); break;
+        case Conv2dVariant::Shared:
+        case Conv2dVariant::Tma: copyToSymbol(cTaps, taps, s); break;
         case Conv2dVariant::Separable:
             if (!ringApplies(kRows, kCols))
                 dMid = static_cast<float*>(
@@ -917,12 +1123,22 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
                     configureShared<decltype(in), decltype(out), decltype(cn)::value>(kRows, kCols, optInLimit);
                 });
             });
+        if (variant == Conv2dVariant::Tma) {
+            tmaPlans.clear();
+            for (int c = 0; c < chunks; ++c)
+                withFixedSize(kRows, [&](auto k) {
+                    const auto [r0, r1] = strip(c);
+                    tmaPlans.push_back(planTma<decltype(k)::value>(
+                        reinterpret_cast<const float*>(dIn + sliceStart(c) * inPitch), cols, r1 - r0 + halo, inPitch,
+                        device));
+                });
+        }
         KL_CUDA_TRY(cudaStreamSynchronize(s));  // the taps are in place before any chunk runs
         return chunks;
     };
     p.upload = [&](const ChunkContext& c) {
         const int r0 = strip(c.chunk).first, r1 = strip(c.chunk).second;
-        std::byte* slice = dIn + sliceStart(c.chunk) * inRowBytes;
+        std::byte* slice = dIn + sliceStart(c.chunk) * inPitch;
         const int sliceRows = r1 - r0 + halo;
         const auto imageRow = [&](int k) { return borderIndex(r0 - kRows / 2 + k, rows, spec.border); };
         size_t bytes = 0;
@@ -932,8 +1148,8 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
             int n = 1;
             if (first >= 0) {
                 while (k + n < sliceRows && imageRow(k + n) == first + n) ++n;
-                KL_CUDA_TRY(cudaMemcpyAsync(slice + size_t(k) * inRowBytes, c.hostIn + size_t(first) * inRowBytes,
-                                            size_t(n) * inRowBytes, cudaMemcpyHostToDevice, c.stream));
+                KL_CUDA_TRY(cudaMemcpy2DAsync(slice + size_t(k) * inPitch, inPitch, c.hostIn + size_t(first) * inRowBytes,
+                                              inRowBytes, inRowBytes, size_t(n), cudaMemcpyHostToDevice, c.stream));
                 bytes += size_t(n) * inRowBytes;
             }
             k += n;
@@ -946,8 +1162,8 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
         withElementTypes(src.depth(), outDepth, [&](auto inTag, auto outTag) {
             using In = decltype(inTag);
             using Out = decltype(outTag);
-            const StripArgs<In, Out> a{reinterpret_cast<const In*>(dIn + slice * inRowBytes),
-                                       reinterpret_cast<Out*>(dOut + size_t(r0) * outRowBytes),
+            const StripArgs<In, Out> a{reinterpret_cast<const In*>(dIn + slice * inPitch),
+                                       reinterpret_cast<Out*>(dOut + size_t(r0) * outPitch),
                                        dMid ? dMid + slice * size_t(cols) * channels : nullptr,
                                        dTaps,
                                        r1 - r0,
@@ -958,17 +1174,19 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
                                        kCols,
                                        spec.border,
                                        float(spec.borderValue),
-                                       cols * channels % 4 == 0};
+                                       int(inPitch / sizeof(In)),
+                                       int(outPitch / sizeof(Out))};
             withChannels(channels, [&](auto cn) {
-                launchConv2d<In, Out, decltype(cn)::value>(variant, a, optInLimit, c.stream);
+                launchConv2d<In, Out, decltype(cn)::value>(variant, a, optInLimit,
+                                                           tmaPlans.empty() ? nullptr : &tmaPlans[c.chunk], c.stream);
             });
         });
     };
     p.download = [&](const ChunkContext& c) {
         const auto [r0, r1] = strip(c.chunk);
         const size_t bytes = size_t(r1 - r0) * outRowBytes;
-        KL_CUDA_TRY(cudaMemcpyAsync(c.hostOut + size_t(r0) * outRowBytes, dOut + size_t(r0) * outRowBytes, bytes,
-                                    cudaMemcpyDeviceToHost, c.stream));
+        KL_CUDA_TRY(cudaMemcpy2DAsync(c.hostOut + size_t(r0) * outRowBytes, outRowBytes, dOut + size_t(r0) * outPitch,
+                                      outPitch, outRowBytes, size_t(r1 - r0), cudaMemcpyDeviceToHost, c.stream));
         return bytes;
     };
 

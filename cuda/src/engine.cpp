@@ -158,6 +158,11 @@ GpuReport Engine::conv2d(const cv::Mat& input, const Conv2DSpec& spec, const Run
     return runConv2d(*impl_, input, spec, options, output);
 }
 
+bool Engine::conv2dVariantApplies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
+{
+    return conv2dApplies(*impl_, variant, input, spec);
+}
+
 GpuReport Engine::conv1d(const Signal& input, const Conv1DSpec& spec, const RunOptions& options, Signal& output)
 {
     return runConv1d(*impl_, input, spec, options, output);

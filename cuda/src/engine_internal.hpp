@@ -41,6 +41,7 @@ void validateRunOptions(const RunOptions& options);
 
 GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options,
                     cv::Mat& output);
+bool conv2dApplies(const Engine::Impl& engine, const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec);
 GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec& spec, const RunOptions& options,
                     Signal& output);
 GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const HistogramSpec& spec,

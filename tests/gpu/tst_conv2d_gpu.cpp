@@ -1,8 +1,8 @@
 // GPU conv2d against core's reference: every variant, depth, channel count and
 // border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up, the
-// compiled sizes (3, 5, 7, 9, 15: unrolled shared tiles, the separable ring) on
-// rows that take vector loads and rows that do not; the separable split; streams,
-// host memory and kernel-only mode; the report. `throughput` (KL_BENCH=1 only)
+// compiled sizes (3, 5, 7, 9, 15: unrolled shared tiles, the TMA-fed tiles, the
+// separable ring) on widths that are multiples of 4 and widths that are not; the
+// separable split; streams, host memory and kernel-only mode; the report. `throughput` (KL_BENCH=1 only)
 // prints the benchmark that docs/performance.md (conv2d section) quotes.
 //
 // Comparison rule (conv2d.hpp, kltest::checkConv2D):
@@ -27,6 +27,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -127,14 +128,31 @@ class TestConv2dGpu : public QObject {
         return run(input, spec, options);
     }
 
-    /// Every applicable variant (and auto) on `input` against the reference.
+    /// Whether the tma variant runs `spec` on `input` (f32 in and out, one channel, a square compiled
+    /// size, compute capability 9.0 or newer); elsewhere it is an InvalidArgument.
+    bool tmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
+    {
+        const int k = spec.kernel.rows;
+        return input.depth() == CV_32F && input.channels() == 1 && spec.kernel.cols == k &&
+               (k == 3 || k == 5 || k == 7 || k == 9 || k == 15) && engine_->device().computeMajor >= 9;
+    }
+    bool applies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
+    {
+        if (variant == "separable") return isSeparable(spec);
+        if (variant == "tma") return tmaApplies(input, spec);
+        return true;
+    }
+
+    /// Every applicable variant (and auto) on `input` against the reference; tma elsewhere refuses.
     void checkAllVariants(const cv::Mat& input, const Conv2DSpec& spec)
     {
         const cv::Mat expected = kl::conv2dReference(input, spec);
         std::vector<std::string> names = kl::gpu::variants("conv2d");
         names.push_back("auto");
         for (const std::string& variant : names) {
-            if (variant == "separable" && !isSeparable(spec)) continue;
+            if (variant == "tma" && !tmaApplies(input, spec))
+                KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'tma' needs", run(input, spec, variant));
+            if (!applies(variant, input, spec)) continue;
             const cv::Mat gpu = run(input, spec, variant);
             const std::string failure = compareWithReference(gpu, expected, input, spec);
             QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, variant) + ": " + failure));
@@ -151,7 +169,7 @@ private slots:
 
     void variantsAreListed()
     {
-        const std::vector<std::string> expected = {"naive", "constant", "shared", "separable"};
+        const std::vector<std::string> expected = {"naive", "constant", "shared", "tma", "separable"};
         QCOMPARE(kl::gpu::variants("conv2d"), expected);
     }
 
@@ -348,6 +366,46 @@ private slots:
             }
     }
 
+    // tma on images of thousands of tiles, so that every block reuses each of its tile buffers
+    // several times (one tile per block, as on the small images, never waits for a buffer to come
+    // free): bitwise equal to shared (the same tiles, summed the same way) for every compiled size,
+    // and to the reference up to 5x5; 1 and 4 streams, constant borders across chunk boundaries.
+    void tmaTiles()
+    {
+        const cv::Mat probe(8, 8, CV_32FC1, cv::Scalar(0));
+        if (!tmaApplies(probe, makeSpec(cv::Mat::ones(3, 3, CV_32F), BorderMode::Reflect101, CV_32F)))
+            QSKIP("tma needs compute capability 9.0 or newer");
+        uint64_t seed = 14000;
+        for (int k : {3, 5, 7, 9, 15})
+            for (const auto& [rows, cols, border, streams] :
+                 {std::tuple<int, int, BorderMode, int>{3001, 4099, BorderMode::Reflect101, 1},
+                  {2053, 4096, BorderMode::Constant, 4}}) {
+                const cv::Mat input = kltest::randomImage(rows, cols, CV_32F, 1, ++seed);
+                const Conv2DSpec spec = makeSpec(randomKernel(k, k, false, seed), border, CV_32F);
+                const cv::Mat tma = run(input, spec, "tma", streams, HostMemory::Pinned);
+                QVERIFY2(bitwiseEqual(tma, run(input, spec, "shared", streams)),
+                         kltest::msg(describe(input, spec, "tma") + ": differs from shared"));
+                if (k <= 5) {
+                    const std::string failure = compareWithReference(tma, kl::conv2dReference(input, spec), input, spec);
+                    QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "tma") + ": " + failure));
+                }
+            }
+    }
+
+    void tmaRejectsOtherImagesAndKernels()
+    {
+        const cv::Mat f32 = kltest::randomImage(16, 16, CV_32F, 1, 9);
+        const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 1, 10);
+        const cv::Mat rgb = kltest::randomImage(16, 16, CV_32F, 3, 11);
+        const Conv2DSpec five = makeSpec(cv::Mat::ones(5, 5, CV_32F) / 25, BorderMode::Reflect101, CV_32F);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'tma' needs", run(u8, five, "tma"));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'tma' needs", run(rgb, five, "tma"));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'tma' needs",
+                         run(f32, makeSpec(cv::Mat::ones(5, 3, CV_32F), BorderMode::Reflect101, CV_32F), "tma"));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'tma' needs",
+                         run(f32, makeSpec(cv::Mat::ones(11, 11, CV_32F), BorderMode::Reflect101, CV_32F), "tma"));
+    }
+
     void separableRejectsNonRankOneKernel()
     {
         const cv::Mat input = kltest::randomImage(16, 16, CV_8U, 1, 7);
@@ -395,6 +453,7 @@ private slots:
         const Conv2DSpec separable =
             makeSpec(randomSeparableKernel(kernelSize, kernelSize, 78), BorderMode(border), CV_8U);
         for (const std::string& variant : kl::gpu::variants("conv2d")) {
+            if (variant == "tma") continue;  // u8 3 channels; tmaTiles runs it on several streams
             const Conv2DSpec& spec = variant == "separable" ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);
             if (rows * cols <= 40000) {
@@ -414,9 +473,15 @@ private slots:
     // endToEnd = false times the kernel alone and still returns the same output.
     void kernelOnlyMode()
     {
-        const cv::Mat input = kltest::randomImage(301, 257, CV_16U, 4, 31);
-        const Conv2DSpec spec = makeSpec(randomKernel(9, 7, true, 32), BorderMode::Wrap, CV_16U);
-        for (const std::string variant : {"naive", "constant", "shared", "auto"}) {
+        const cv::Mat u16 = kltest::randomImage(301, 257, CV_16U, 4, 31);
+        const cv::Mat f32 = kltest::randomImage(301, 257, CV_32F, 1, 33);
+        const Conv2DSpec u16Spec = makeSpec(randomKernel(9, 7, true, 32), BorderMode::Wrap, CV_16U);
+        const Conv2DSpec f32Spec = makeSpec(randomKernel(5, 5, false, 34), BorderMode::Constant, CV_32F);
+        for (const std::string variant : {"naive", "constant", "shared", "tma", "auto"}) {
+            const bool tma = variant == "tma";
+            if (tma && !tmaApplies(f32, f32Spec)) continue;
+            const cv::Mat& input = tma ? f32 : u16;
+            const Conv2DSpec& spec = tma ? f32Spec : u16Spec;
             const cv::Mat endToEnd = run(input, spec, variant);
             kl::gpu::RunOptions options;
             options.variant = variant;
@@ -519,6 +584,7 @@ private slots:
             std::vector<std::string> names = kl::gpu::variants("conv2d");
             names.push_back("auto");
             for (const std::string& variant : names) {
+                if (!applies(variant, input, spec)) continue;
                 const cv::Mat gpu = run(input, spec, variant, c.streams, HostMemory::Pinned);
                 const std::string failure = compareWithReference(gpu, expected, input, spec);
                 QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, variant) + ": " + failure));
@@ -564,14 +630,14 @@ private slots:
             }
         };
         const std::vector<std::string> all = {"naive", "constant", "shared", "separable", "auto"};
-        const std::vector<std::string> direct = {"naive", "constant", "shared", "auto"};
+        const std::vector<std::string> direct = {"naive", "constant", "shared", "tma", "auto"};
 
         std::printf("kernel only, 8192 x 8192, reflect101:\n");
         const cv::Mat f32 = kltest::randomImage(8192, 8192, CV_32F, 1, 1);
         for (int k : {3, 5, 9, 15}) {
             const std::string size = std::to_string(k) + "x" + std::to_string(k);
             kernelOnly(f32, randomKernel(k, k, false, uint64_t(k)), "f32 1ch " + size + " random", direct);
-            kernelOnly(f32, gaussian(k), "f32 1ch " + size + " gaussian", {"shared", "separable", "auto"});
+            kernelOnly(f32, gaussian(k), "f32 1ch " + size + " gaussian", {"shared", "tma", "separable", "auto"});
         }
         const cv::Mat u8 = kltest::randomImage(8192, 8192, CV_8U, 3, 2);
         kernelOnly(u8, gaussian(5), "u8 3ch 5x5 gaussian", all);

@@ -106,6 +106,11 @@ public:
     TransferRates measureTransferGBs(HostMemory memory, uint64_t bytes = 256ull << 20);
 
     GpuReport conv2d(const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options, cv::Mat& output);
+    /// Whether conv2d `variant` runs `spec` on `input` here rather than refusing it: separable needs
+    /// a rank-1 kernel; tma an f32 single-channel image with f32 output, a square 3, 5, 7, 9 or 15
+    /// kernel and compute capability 9.0 or newer. The others and "auto" always apply.
+    [[nodiscard]] bool conv2dVariantApplies(const std::string& variant, const cv::Mat& input,
+                                            const Conv2DSpec& spec) const;
     GpuReport conv1d(const Signal& input, const Conv1DSpec& spec, const RunOptions& options, Signal& output);
     GpuReport histogram(const cv::Mat& input, const HistogramSpec& spec, const RunOptions& options,
                         HistogramResult& output);
