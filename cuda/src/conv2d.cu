@@ -399,12 +399,6 @@ constexpr int kTmaConsumers = kBlockX * kBlockY;
 /// against 0.162 in the sweep with 3.
 constexpr int kTmaBlocksPerSM = 3;
 
-__device__ void waitPhase(uint64_t* barrier, uint32_t parity)
-{
-    while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
-    }
-}
-
 /// conv2dFixed's tiles and arithmetic for f32 single-channel images, without the staging: a
 /// persistent block walks tiles id = blockIdx.x, + gridDim.x, ... (row-major over tilesX columns of
 /// tiles). One thread of a ninth warp copies each tile into one of `stages` shared buffers with one
@@ -434,6 +428,10 @@ template <int K> __global__ void __launch_bounds__(kTmaConsumers + 32)
         cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
     }
     __syncthreads();
+    const auto waitPhase = [](uint64_t* barrier, uint32_t parity) {
+        while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
+        }
+    };
     const auto tileOrigin = [&](int id) {  // the tile's first output pixel and row
         const int ty = id / tilesX;
         return int2{(id - ty * tilesX) * kTileCols, ty * T::outRows};
