@@ -380,8 +380,9 @@ __global__ void __launch_bounds__(kBlockX* kBlockY, 2) conv2dFixed(StripArgs<In,
 
 /// conv2dTma's shape for a K x K kernel: output rows per thread (tiles of kBlockY * M rows) and
 /// tile buffers per block. Measured on the H200 (8192^2 f32, random taps; ms for M = 2 / 3 / 4 with
-/// 6 / 4 / 3 buffers): 3x3 0.159 / 0.177 / 0.162, 5x5 0.171 / 0.171 / 0.172, 7x7 0.205 / 0.189 /
-/// 0.184, 9x9 0.302 / 0.258 / 0.251, 15x15 0.704 / 0.792 / 0.921. Three blocks fit an SM.
+/// 6 / 4 / 3 buffers, 3 blocks per SM unless marked): 3x3 0.159 / 0.177 (4 blocks) / 0.162, 5x5
+/// 0.171 / 0.171 / 0.172, 7x7 0.205 / 0.189 / 0.184, 9x9 0.302 (2 blocks) / 0.258 / 0.251, 15x15
+/// (2 blocks) 0.704 / 0.792 / 0.921.
 template <int K> struct TmaShape {
     static constexpr int rowsPerThread = K >= 15 ? 2 : 4, stages = K >= 15 ? 6 : 3;
     using Tile = FixedTile<K, 1, rowsPerThread>;
