@@ -464,7 +464,8 @@ template <int K> __global__ void __launch_bounds__(kTmaConsumers + 32)
             for (int e = thread; e < T::rows * T::cols; e += kTmaConsumers) {
                 const int r = e / T::cols, px = px0 + e - r * T::cols, k = origin.y + r;
                 if (k >= sliceRows) break;  // rows past the slice only feed outputs past the strip
-                if (px < 0 || px >= a.cols || a.borderRow(k)) tile[e] = fetch<1>(a, k, a.borderRow(k), px);
+                const bool borderRow = a.borderRow(k);
+                if (px < 0 || px >= a.cols || borderRow) tile[e] = fetch<1>(a, k, borderRow, px);
             }
             asm volatile("bar.sync 1, %0;" ::"n"(kTmaConsumers) : "memory");  // the compute warps only
         }
@@ -893,15 +894,21 @@ std::string preferredVariant(bool rankOne, int kRows, int kCols, int depth, int 
     return tma && kRows <= 9 ? "tma" : "shared";
 }
 
-/// Raises the shared variant's dynamic shared-memory limit for this problem (above 48 KB a
-/// kernel must opt in before its launch).
+/// Lets `kernel` launch with `bytes` of dynamic shared memory (above 48 KB a kernel must opt in
+/// before its launch); this also loads its module before any timed run.
+template <typename Kernel> void optInSharedMemory(Kernel* kernel, size_t bytes)
+{
+    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    // Left to itself the driver may keep most of the SM's memory as L1, fitting fewer blocks.
+    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     int(cudaSharedmemCarveoutMaxShared)));
+}
+
+/// Raises the shared variant's dynamic shared-memory limit for this problem.
 template <typename In, typename Out, int CN> void configureShared(int kRows, int kCols, size_t optInLimit)
 {
     const SharedKernel<In, Out> k = sharedKernel<In, Out, CN>(kRows, kCols, optInLimit);
-    KL_CUDA_TRY(cudaFuncSetAttribute(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(k.bytes)));
-    // Left to itself the driver may keep most of the SM's memory as L1, fitting fewer blocks.
-    KL_CUDA_TRY(cudaFuncSetAttribute(k.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     int(cudaSharedmemCarveoutMaxShared)));
+    optInSharedMemory(k.kernel, k.bytes);
 }
 
 /// The driver's cuTensorMapEncodeTiled, reached through the runtime (nothing links libcuda).
@@ -925,28 +932,31 @@ struct TmaPlan {
     int blocks;
 };
 
-/// The plan for a `cols` x `sliceRows` f32 slice at `slice` (rows `pitchBytes` apart); also opts
-/// conv2dTma<K> in to its shared memory, which loads its module before any timed run.
-template <int K>
-TmaPlan planTma(const float* slice, int cols, int sliceRows, size_t pitchBytes, const cudaDeviceProp& device)
+/// Opts conv2dTma<K> in to its shared memory; returns the persistent grid's size on `device`.
+template <int K> int configureTma(const cudaDeviceProp& device)
 {
-    using S = TmaShape<K>;
-    KL_CUDA_TRY(cudaFuncSetAttribute(conv2dTma<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(S::bytes)));
-    KL_CUDA_TRY(cudaFuncSetAttribute(conv2dTma<K>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     int(cudaSharedmemCarveoutMaxShared)));
+    optInSharedMemory(conv2dTma<K>, TmaShape<K>::bytes);
     int perSM = 0;
-    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, conv2dTma<K>, kTmaConsumers + 32, S::bytes));
-    TmaPlan plan{};
-    plan.blocks = std::clamp(perSM, 1, kTmaBlocksPerSM) * device.multiProcessorCount;
+    KL_CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, conv2dTma<K>, kTmaConsumers + 32, TmaShape<K>::bytes));
+    return std::clamp(perSM, 1, kTmaBlocksPerSM) * device.multiProcessorCount;
+}
+
+/// A tensor map over a `cols` x `sliceRows` f32 slice at `slice` (rows `pitchBytes` apart) whose
+/// box is conv2dTma<K>'s tile.
+template <int K> CUtensorMap sliceTensorMap(const float* slice, int cols, int sliceRows, size_t pitchBytes)
+{
+    using T = typename TmaShape<K>::Tile;
+    CUtensorMap map;
     const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(sliceRows)}, strides[1] = {cuuint64_t(pitchBytes)};
-    const cuuint32_t box[2] = {cuuint32_t(S::Tile::cols), cuuint32_t(S::Tile::rows)}, elementStrides[2] = {1, 1};
-    const CUresult r = tensorMapEncoder()(&plan.map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(slice),
-                                          dims, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    const cuuint32_t box[2] = {cuuint32_t(T::cols), cuuint32_t(T::rows)}, elementStrides[2] = {1, 1};
+    const CUresult r = tensorMapEncoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(slice), dims,
+                                          strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                           CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         throw CudaError("conv2d tma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")", int(r));
-    return plan;
+    return map;
 }
 
 template <int K> void launchTma(const StripArgs<float, float>& a, const TmaPlan& plan, cudaStream_t s)
@@ -1122,16 +1132,18 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
                     configureShared<decltype(in), decltype(out), decltype(cn)::value>(kRows, kCols, optInLimit);
                 });
             });
-        if (variant == Conv2dVariant::Tma) {
-            tmaPlans.clear();
-            for (int c = 0; c < chunks; ++c)
-                withFixedSize(kRows, [&](auto k) {
+        if (variant == Conv2dVariant::Tma)
+            withFixedSize(kRows, [&](auto k) {
+                constexpr int K = decltype(k)::value;
+                const int blocks = configureTma<K>(device);
+                tmaPlans.clear();
+                for (int c = 0; c < chunks; ++c) {
                     const auto [r0, r1] = strip(c);
-                    tmaPlans.push_back(planTma<decltype(k)::value>(
-                        reinterpret_cast<const float*>(dIn + sliceStart(c) * inPitch), cols, r1 - r0 + halo, inPitch,
-                        device));
-                });
-        }
+                    tmaPlans.push_back({sliceTensorMap<K>(reinterpret_cast<const float*>(dIn + sliceStart(c) * inPitch),
+                                                          cols, r1 - r0 + halo, inPitch),
+                                        blocks});
+                }
+            });
         KL_CUDA_TRY(cudaStreamSynchronize(s));  // the taps are in place before any chunk runs
         return chunks;
     };

@@ -2,8 +2,9 @@
 // border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up, the
 // compiled sizes (3, 5, 7, 9, 15: unrolled shared tiles, the TMA-fed tiles, the
 // separable ring) on widths that are multiples of 4 and widths that are not; the
-// separable split; streams, host memory and kernel-only mode; the report. `throughput` (KL_BENCH=1 only)
-// prints the benchmark that docs/performance.md (conv2d section) quotes.
+// separable split; streams, host memory and kernel-only mode; the report.
+// `throughput` (KL_BENCH=1 only) prints the benchmark that docs/performance.md
+// (conv2d section) quotes.
 //
 // Comparison rule (conv2d.hpp, kltest::checkConv2D):
 //   f32 outputs   max|gpu - ref| <= 1e-5 * max|ref|.
