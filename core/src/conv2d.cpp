@@ -9,9 +9,11 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 
 namespace kl {
 
@@ -144,6 +146,52 @@ std::optional<SeparableKernel> separateKernel(const cv::Mat& kernel, double relT
     }
     if (!(bestResidual <= relTolerance * largest)) return std::nullopt;
     return best;
+}
+
+std::optional<IntegerSeparableKernel> integerSeparableKernel(const cv::Mat& kernel, int fractionBits)
+{
+    if (kernel.empty() || kernel.dims != 2 || kernel.type() != CV_32FC1) return std::nullopt;
+    const auto scaled = [&](int i, int j) { return std::ldexp(double(kernel.at<float>(i, j)), fractionBits); };
+    double largest = 0;
+    cv::Point pivot;
+    cv::minMaxLoc(cv::abs(kernel), nullptr, &largest, nullptr, &pivot);
+    if (largest == 0)
+        return IntegerSeparableKernel{std::vector<uint32_t>(size_t(kernel.rows), 0),
+                                      std::vector<uint32_t>(size_t(kernel.cols), 0), fractionBits};
+
+    // A rank-1 K = a b^T has the pivot's column as a multiple of a: its taps, made the smallest
+    // integers of the same ratios, are the column; the pivot's row over the pivot's column tap
+    // is then the row.
+    constexpr double kLimit = double(std::numeric_limits<uint32_t>::max());
+    std::vector<double> column(size_t(kernel.rows));
+    for (int i = 0; i < kernel.rows; ++i) column[size_t(i)] = scaled(i, pivot.x);
+    const auto tooLarge = [&] {
+        return std::any_of(column.begin(), column.end(), [&](double t) { return std::fabs(t) > kLimit; });
+    };
+    while (!std::all_of(column.begin(), column.end(), [](double t) { return t == std::floor(t); })) {
+        if (tooLarge()) return std::nullopt;
+        for (double& t : column) t *= 2;
+    }
+    if (tooLarge()) return std::nullopt;
+    uint64_t divisor = 0;
+    for (double t : column) divisor = std::gcd(divisor, uint64_t(std::fabs(t)));
+    const double sign = column[size_t(pivot.y)] < 0 ? -1.0 : 1.0;
+    IntegerSeparableKernel result{{}, {}, fractionBits};
+    for (double t : column) {
+        const double a = sign * t / double(divisor);
+        if (a < 0 || a > kLimit) return std::nullopt;
+        result.column.push_back(uint32_t(a));
+    }
+    const double pivotTap = double(result.column[size_t(pivot.y)]);
+    for (int j = 0; j < kernel.cols; ++j) {
+        const double b = scaled(pivot.y, j) / pivotTap;
+        if (b < 0 || b > kLimit || b != std::floor(b)) return std::nullopt;
+        result.row.push_back(uint32_t(b));
+    }
+    for (int i = 0; i < kernel.rows; ++i)
+        for (int j = 0; j < kernel.cols; ++j)
+            if (double(result.column[size_t(i)]) * double(result.row[size_t(j)]) != scaled(i, j)) return std::nullopt;
+    return result;
 }
 
 cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec)

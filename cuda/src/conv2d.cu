@@ -36,10 +36,17 @@
 //              pass; no intermediate leaves the chip. Other sizes: a row pass into
 //              an f32 intermediate in global memory, then a column pass.
 //              Requesting it for another kernel is an InvalidArgument.
-//   auto       separable for rank-1 kernels with both sides >= 3 and more than 9
-//              taps where it measured faster: compiled sizes on several channels,
-//              or 15x15 on f32; other sizes from 500 taps on. Otherwise tma where
-//              it applies up to 9x9, shared elsewhere.
+//   integer    u8 images and output, square compiled sizes, rank-1 kernels whose taps
+//              are non-negative multiples of 1/256 summing to at most 1 (integerTaps;
+//              OpenCV's default 3x3 and 5x5 Gaussians): the separable passes in 16-bit
+//              integer lanes, two bytes per multiply-add, exact (every sum of these
+//              taps is exact in f32 and f64 too, so the bits equal the reference's).
+//              Each block stages its tile of input rows in shared memory by cp.async
+//              (conv2dIntegerTiles). Requesting it elsewhere is an InvalidArgument.
+//   auto       integer where it applies. Else separable for rank-1 kernels with both
+//              sides >= 3 and more than 9 taps where it measured faster: compiled
+//              sizes on several channels, or 15x15 on f32; other sizes from 500 taps
+//              on. Otherwise tma where it applies up to 9x9, shared elsewhere.
 //
 // Measured on an H200 (2026-11-21), kernel only, median ms; copy bandwidth 4163 GB/s
 // (read + write), fp32 FMA peak 66.9 TFLOP/s. tests/gpu/tst_conv2d_gpu.cpp `throughput`
@@ -52,6 +59,8 @@
 //     15x15 (shared 66%;      17.7    16.5      0.686   0.714   0.623      separable (rank-1),
 //           separable 72%)                                                shared
 //   8192^2 u8, 3 channels, 5x5 2.81    2.64     0.625     -     0.348      separable (27.8% of copy)
+//     default Gaussian: integer 0.194 ms (49.8% of copy), 3x3 0.168 (57.5%); u8 1 channel 3x3 /
+//     5x5: integer 0.074 / 0.083 (shared 0.136 / 0.175); 4 channels 0.203 / 0.249 (63% / 52%).
 //   4096^2 u8 (Gaussians)  1ch 15x15: shared 0.176, separable 0.292; 1ch 63x63: 5.85,
 //     1.410 (two passes); 4ch 15x15: 0.811, 0.741; 4ch 63x63: 22.0, 3.55.
 //   Odd sizes (8191x8179, bench), per element against 8192^2: f32 3x3 1.00, 5x5 1.03,
@@ -96,22 +105,25 @@
 #include <cuda.h>  // CUtensorMap (types only: the encoder is reached through the runtime)
 #include <cudaTypedefs.h>
 #include <cuda/ptx>
+#include <cuda_pipeline_primitives.h>
 #include <opencv2/core.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
 namespace kl::gpu {
 
-const std::vector<std::string> kConv2dVariants = {"naive", "constant", "shared", "tma", "separable"};
+const std::vector<std::string> kConv2dVariants = {"naive", "constant", "shared", "tma", "separable", "integer"};
 
 namespace {
 
-enum class Conv2dVariant { Naive, Constant, Shared, Tma, Separable };
+enum class Conv2dVariant { Naive, Constant, Shared, Tma, Separable, Integer };
 
 Conv2dVariant parseVariant(const std::string& name)
 {
@@ -119,6 +131,7 @@ Conv2dVariant parseVariant(const std::string& name)
     if (name == "constant") return Conv2dVariant::Constant;
     if (name == "separable") return Conv2dVariant::Separable;
     if (name == "tma") return Conv2dVariant::Tma;
+    if (name == "integer") return Conv2dVariant::Integer;
     return Conv2dVariant::Shared;
 }
 
@@ -126,6 +139,11 @@ constexpr int kMaxTaps = kMaxConv2DKernelSize * kMaxConv2DKernelSize;
 __constant__ float cTaps[kMaxTaps];                        // constant, shared: row-major kRows x kCols
 __constant__ float cRowTaps[kMaxConv2DKernelSize];         // separable: kCols taps
 __constant__ float cColumnTaps[kMaxConv2DKernelSize];      // separable: kRows taps
+__constant__ uint32_t cRowTapsInteger[kMaxConv2DKernelSize];     // integer: kCols taps * 2^8 / column scale
+__constant__ uint32_t cColumnTapsInteger[kMaxConv2DKernelSize];  // integer: kRows taps, smallest integers
+/// integer: the taps are K = column * row^T / 2^kIntegerFractionBits, so results have 8 bits below the
+/// point, and the rounded result is byte 1 of each 16-bit lane.
+constexpr int kIntegerFractionBits = 8;
 
 /// Constant memory is one copy per device for the whole process: a run that uses it
 /// holds this lock from uploading its taps until its last kernel has finished.
@@ -605,6 +623,28 @@ template <typename In, int CN, int K, int N> __device__ void rowSums(const RowWi
     }
 }
 
+/// Window bytes s and s + 1 as two 16-bit lanes, s's in the low one (s is a constant once unrolled).
+template <int Q> __device__ uint32_t bytePair(const uint32_t (&quad)[Q], int s)
+{
+    const int word = s / 4, offset = s % 4;
+    if (offset < 3) return __byte_perm(quad[word], 0, 0x4040 | offset | (offset + 1) << 8);
+    return __byte_perm(quad[word], quad[word + 1], 0x0403) & 0x00FF00FFu;
+}
+
+/// The integer variant's row pass: elements 2p and 2p + 1 summed together in the two 16-bit lanes
+/// of out[p], one IMAD per tap for both (no lane overflows: integerTaps bounds every sum).
+template <int CN, int K, int N> __device__ void rowSums(const RowWindow<uint8_t, CN, K, N>& w, uint32_t (&out)[N / 2])
+{
+    using W = RowWindow<uint8_t, CN, K, N>;
+#pragma unroll
+    for (int p = 0; p < N / 2; ++p) {
+        uint32_t sum = 0;
+#pragma unroll
+        for (int j = 0; j < K; ++j) sum += cRowTapsInteger[j] * bytePair(w.quad, W::head - W::halo + 2 * p + j * CN);
+        out[p] = sum;
+    }
+}
+
 template <int N> struct RowValues {
     float v[N];
 };
@@ -643,6 +683,31 @@ __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&rin
 #pragma unroll
         for (int n = 0; n < N; ++n)
             if (flat + n < flatCols) out[n] = saturateRound<Out>(sum[n]);
+    }
+}
+
+/// The integer ring's output row: the column taps over the ring's lanes give 2^8 times the result
+/// (kIntegerFractionBits), rounded to nearest, ties to even, like saturateRound (integerTaps keeps
+/// it within 0..255), to the `remaining` elements of the row from `out`, at most N.
+template <int K, int N>
+__device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)[K][N / 2], int first)
+{
+    uint32_t sum[N / 2] = {};
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+#pragma unroll
+        for (int p = 0; p < N / 2; ++p) sum[p] += cColumnTapsInteger[i] * ring[(first + i) % K][p];
+    const auto roundLanes = [](uint32_t v) { return v + 0x007F007Fu + (v >> 8 & 0x00010001u); };
+    // bytes 1 and 3 of each rounded word are the results
+    const auto results = [&](int g) { return __byte_perm(roundLanes(sum[2 * g]), roundLanes(sum[2 * g + 1]), 0x7531); };
+#pragma unroll
+    for (int g = 0; g < N / 4; ++g) {
+        const uint32_t word = results(g);
+        if (remaining >= 4 * g + 4) {
+            reinterpret_cast<uint32_t*>(out)[g] = word;
+        } else {
+            for (int b = 0; b < remaining - 4 * g; ++b) out[4 * g + b] = uint8_t(word >> 8 * b);
+        }
     }
 }
 
@@ -712,14 +777,14 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
         if constexpr (Prefetch) window = loadWindow<CN, K, N>(a, y0, flat);
         // Leaves slice row k's row pass in out; called for k = y0, y0 + 1, ... in turn.
         const auto rowInto = [&](int k, float(&out)[N]) {
-            if (!Prefetch && !interior) {
-                rowPassEdge<In, Out, CN, K, N>(a, k, flat, out);
-            } else if constexpr (Prefetch) {
+            if constexpr (Prefetch) {
                 const Window next = loadWindow<CN, K, N>(a, min(k + 1, last), flat);
                 rowSums(window, out);
                 window = next;
-            } else {
+            } else if (interior) {
                 rowSums(loadWindow<CN, K, N>(a, k, flat), out);
+            } else {
+                rowPassEdge<In, Out, CN, K, N>(a, k, flat, out);
             }
         };
         float ring[K][N];
@@ -745,6 +810,89 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
 /// on its loads, so it prefetches up to 9x9; at 15x15 the prefetched window takes the kernel from
 /// about 100 to 160-255 registers (ptxas -v), fewer threads in flight, and it is left out there.
 constexpr int kRingElements = 4, kRingStrip = 16;
+
+/// 16 bytes of slice row k from element `first` through borderIndex into `target` (shared memory),
+/// for conv2dIntegerTiles where the border is a byte. Not inlined: it runs on the row ends only.
+template <int CN>
+__device__ __noinline__ void stageBorderBytes(StripArgs<uint8_t, uint8_t> a, int k, bool borderRow, int first,
+                                              uint32_t* target)
+{
+    for (int w = 0; w < 4; ++w) {
+        uint32_t word = 0;
+        for (int b = 0; b < 4; ++b) word |= uint32_t(fetch<CN>(a, k, borderRow, first + 4 * w + b)) << 8 * b;
+        target[w] = word;
+    }
+}
+
+/// integer: output rows per tile; 16 measured faster than 8 or 32 (8192^2 u8 3 channels 5x5:
+/// 0.242 ms against 0.265 for 32, both before tiles on the row ends stopped taking the f32 strips).
+constexpr int kIntegerTileRows = 16;
+
+/// The integer variant (u8, integerTaps' kernels): a block's tile is kRingThreads * 4 interleaved
+/// elements by kIntegerTileRows output rows. The block copies the tile's input rows, with a
+/// 16-byte-aligned halo, into shared memory: inside the row by cp.async, 16 bytes per copy and
+/// all in flight at once; past the row ends and in constant border rows element by element through
+/// borderIndex. Then each thread walks its 4 elements down the tile as conv2dSeparableRing does,
+/// its window read from shared memory and its sums in 16-bit lanes, two elements per word (rowSums,
+/// storeRingRow's integer forms). A constant border whose value is not a byte (0..255) cannot be
+/// staged as bytes: the tiles that reach it run ringEdgeStrip in f32, exact for these kernels.
+/// Measured on the H200 (8192^2 u8 3 channels 5x5): the ring walk's loads from global memory
+/// (one row ahead, 4 bytes per thread) kept too few bytes in flight, 0.276 ms; the f32 strips on
+/// the row-end tiles took 0.1 of 0.25 ms before they were staged here.
+template <int CN, int K>
+__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a)
+{
+    constexpr int N = kRingElements, tileBytes = kRingThreads * N;
+    using Window = RowWindow<uint8_t, CN, K, N>;
+    constexpr int margin = (Window::head + 15) / 16 * 16, spanBytes = tileBytes + 2 * margin;
+    constexpr int copiesPerRow = spanBytes / 16, inputRows = kIntegerTileRows + K - 1;
+    __shared__ __align__(16) uint32_t tile[inputRows][spanBytes / 4];
+    const int flatCols = a.cols * CN, x0 = blockIdx.x * tileBytes, flat = x0 + threadIdx.x * N;
+    const bool interiorColumns = x0 >= margin && x0 + tileBytes + margin <= flatCols;
+    const bool byteBorder = a.border != BorderMode::Constant ||
+                            (a.borderValue >= 0 && a.borderValue <= 255 && a.borderValue == truncf(a.borderValue));
+    for (int y0 = blockIdx.y * kIntegerTileRows; y0 < a.rows; y0 += gridDim.y * kIntegerTileRows) {
+        const int y1 = min(y0 + kIntegerTileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
+        const bool imageRows = a.imageRow(y0) && a.imageRow(last);
+        if (!byteBorder && !(interiorColumns && imageRows)) {
+            if (flat < flatCols) ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, flat, y0, y1);
+            continue;
+        }
+        __syncthreads();  // the previous tile's reads are done
+        for (int i = threadIdx.x; i < (last - y0 + 1) * copiesPerRow; i += kRingThreads) {
+            const int r = i / copiesPerRow, c = i - r * copiesPerRow, first = x0 - margin + 16 * c;
+            uint32_t* target = &tile[r][4 * c];
+            const bool borderRow = !imageRows && a.borderRow(y0 + r);
+            if (!borderRow && first >= 0 && first + 16 <= flatCols) {
+                __pipeline_memcpy_async(target, a.inRow(y0 + r) + first, 16);
+            } else {
+                stageBorderBytes<CN>(a, y0 + r, borderRow, first, target);
+            }
+        }
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        if (flat >= flatCols) continue;
+        const auto rowInto = [&](int k, uint32_t(&out)[N / 2]) {
+            Window w;
+            const uint32_t* span = &tile[k - y0][(margin - Window::head) / 4 + threadIdx.x];
+#pragma unroll
+            for (int q = 0; q < Window::quads; ++q) w.quad[q] = span[q];
+            rowSums(w, out);
+        };
+        uint32_t ring[K][N / 2];
+#pragma unroll
+        for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
+        for (int y = y0; y < y1; y += K) {
+#pragma unroll
+            for (int s = 0; s < K; ++s) {
+                if (y + s >= y1) break;
+                rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
+                storeRingRow<K, N>(a.outRow(y + s) + flat, flatCols - flat, ring, s);
+            }
+        }
+    }
+}
 
 /// separable, other sizes, pass 1: every slice row (halo rows included) filtered horizontally into
 /// `mid`. A constant-border row filters the border value, as the 2D sum does.
@@ -874,6 +1022,23 @@ bool ringApplies(int kRows, int kCols)
     return kRows == kCols && withFixedSize(kRows, [](auto) {});
 }
 
+/// The integer variant's taps, K = column * row^T / 2^8, where it applies: a u8 image and output, a
+/// square compiled size (the ring), and a rank-1 kernel with non-negative taps that are multiples of
+/// 2^-8 (integerSeparableKernel) and sum to at most about 1, so that every sum fits a 16-bit lane:
+/// 255 * sum(column) * sum(row) + 128 (rounding) <= 65535.
+std::optional<IntegerSeparableKernel> integerTaps(int depth, int outDepth, const cv::Mat& kernel)
+{
+    if (depth != CV_8U || outDepth != CV_8U || !ringApplies(kernel.rows, kernel.cols)) return std::nullopt;
+    std::optional<IntegerSeparableKernel> k = integerSeparableKernel(kernel, kIntegerFractionBits);
+    if (!k) return std::nullopt;
+    const uint64_t columnSum = std::accumulate(k->column.begin(), k->column.end(), uint64_t(0));
+    const uint64_t rowSum = std::accumulate(k->row.begin(), k->row.end(), uint64_t(0));
+    constexpr uint64_t kLane = 0xFFFF;
+    if (columnSum > kLane || rowSum > kLane || 255 * columnSum * rowSum + (1 << (kIntegerFractionBits - 1)) > kLane)
+        return std::nullopt;
+    return k;
+}
+
 /// Whether the tma variant applies: an f32 single-channel image and output, a square compiled size,
 /// and a device with the TMA engine (compute capability 9.0 or newer).
 bool tmaApplies(int depth, int outDepth, int channels, int kRows, int kCols, const cudaDeviceProp& device)
@@ -881,12 +1046,13 @@ bool tmaApplies(int depth, int outDepth, int channels, int kRows, int kCols, con
     return depth == CV_32F && outDepth == CV_32F && channels == 1 && ringApplies(kRows, kCols) && device.major >= 9;
 }
 
-/// auto: separable where it measured faster on the H200 (see the header): rank-1 kernels with both
-/// sides >= 3 and more than 9 taps, on the ring (compiled sizes) for several channels or 15x15 on
-/// f32, in two passes from 500 taps on. Otherwise tma where it applies up to 9x9 (at 15x15 the
-/// plain tiles measured 3% faster), shared elsewhere.
-std::string preferredVariant(bool rankOne, int kRows, int kCols, int depth, int channels, bool tma)
+/// auto: integer wherever it applies. Else separable where it measured faster on the H200 (see the
+/// header): rank-1 kernels with both sides >= 3 and more than 9 taps, on the ring (compiled sizes)
+/// for several channels or 15x15 on f32, in two passes from 500 taps on. Otherwise tma where it
+/// applies up to 9x9 (at 15x15 the plain tiles measured 3% faster), shared elsewhere.
+std::string preferredVariant(bool rankOne, bool integer, int kRows, int kCols, int depth, int channels, bool tma)
 {
+    if (integer) return "integer";
     if (rankOne && kRows >= 3 && kCols >= 3 && kRows * kCols > 9) {
         if (ringApplies(kRows, kCols) ? channels > 1 || (depth == CV_32F && kRows >= 15) : kRows * kCols >= 500)
             return "separable";
@@ -987,6 +1153,14 @@ void launchConv2d(Conv2dVariant v, const StripArgs<In, Out>& a, size_t optInLimi
         if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float> && CN == 1)
             withFixedSize(a.kRows, [&](auto k) { launchTma<decltype(k)::value>(a, *tma, s); });
         break;
+    case Conv2dVariant::Integer:
+        if constexpr (std::is_same_v<In, uint8_t> && std::is_same_v<Out, uint8_t>)
+            withFixedSize(a.kRows, [&](auto k) {
+                conv2dIntegerTiles<CN, decltype(k)::value>
+                    <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kIntegerTileRows), kRingThreads,
+                       0, s>>>(a);
+            });
+        break;
     case Conv2dVariant::Separable:
         if (ringApplies(a.kRows, a.kCols)) {
             withFixedSize(a.kRows, [&](auto k) {
@@ -1026,10 +1200,9 @@ template <typename F> void withChannels(int channels, F&& f)
     }
 }
 
-template <typename T> void copyToSymbol(const T& symbol, const std::vector<float>& values, cudaStream_t s)
+template <typename T, typename V> void copyToSymbol(const T& symbol, const std::vector<V>& values, cudaStream_t s)
 {
-    KL_CUDA_TRY(cudaMemcpyToSymbolAsync(symbol, values.data(), values.size() * sizeof(float), 0,
-                                        cudaMemcpyHostToDevice, s));
+    KL_CUDA_TRY(cudaMemcpyToSymbolAsync(symbol, values.data(), values.size() * sizeof(V), 0, cudaMemcpyHostToDevice, s));
 }
 
 } // namespace
@@ -1039,6 +1212,8 @@ bool conv2dApplies(const Engine::Impl& engine, const std::string& variant, const
     validateConv2D(input, spec);
     const cv::Mat kernel = effectiveKernel(spec);
     if (variant == "separable") return separateKernel(kernel).has_value();
+    if (variant == "integer")
+        return integerTaps(input.depth(), conv2dOutputDepth(input, spec), kernel).has_value();
     if (variant == "tma")
         return tmaApplies(input.depth(), conv2dOutputDepth(input, spec), input.channels(), kernel.rows, kernel.cols,
                           engine.properties);
@@ -1056,9 +1231,10 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
     const int outDepth = conv2dOutputDepth(input, spec);
     const cudaDeviceProp& device = engine.properties;
     const bool tma = tmaApplies(input.depth(), outDepth, input.channels(), kRows, kCols, device);
-    const std::string variantName =
-        resolveVariant("conv2d", options.variant, kConv2dVariants,
-                       preferredVariant(factors.has_value(), kRows, kCols, input.depth(), input.channels(), tma));
+    const std::optional<IntegerSeparableKernel> integer = integerTaps(input.depth(), outDepth, kernel);
+    const std::string variantName = resolveVariant(
+        "conv2d", options.variant, kConv2dVariants,
+        preferredVariant(factors.has_value(), integer.has_value(), kRows, kCols, input.depth(), input.channels(), tma));
     const Conv2dVariant variant = parseVariant(variantName);
     const std::string size = std::to_string(kCols) + "x" + std::to_string(kRows);
     if (variant == Conv2dVariant::Separable && !factors)
@@ -1070,6 +1246,12 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
                               describeImage(input) + ", a " + size + " kernel, compute capability " +
                               std::to_string(device.major) + "." + std::to_string(device.minor) +
                               "; use naive, constant, shared or auto");
+    if (variant == Conv2dVariant::Integer && !integer)
+        throw InvalidArgument("conv2d variant 'integer' needs an 8-bit image with 8-bit output and a square 3, 5, 7, 9 "
+                              "or 15 rank-1 kernel whose taps are non-negative multiples of 1/256 summing to at most "
+                              "1 (such as the default 3x3 and 5x5 Gaussians); this is " +
+                              describeImage(input) + (spec.floatOutput ? " with float output" : "") + ", a " + size +
+                              " kernel; use separable, shared or auto");
 
     const cv::Mat src = input.isContinuous() ? input : input.clone();
     const int rows = src.rows, cols = src.cols, channels = src.channels();
@@ -1125,6 +1307,16 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
             copyToSymbol(cRowTaps, factors->row, s);
             copyToSymbol(cColumnTaps, factors->column, s);
             break;
+        case Conv2dVariant::Integer: {
+            copyToSymbol(cRowTapsInteger, integer->row, s);
+            copyToSymbol(cColumnTapsInteger, integer->column, s);
+            // The edge strips' f32 taps from the same integers, exact: column as is, row over 2^8.
+            std::vector<float> row, column(integer->column.begin(), integer->column.end());
+            for (uint32_t t : integer->row) row.push_back(std::ldexp(float(t), -kIntegerFractionBits));
+            copyToSymbol(cRowTaps, row, s);
+            copyToSymbol(cColumnTaps, column, s);
+            break;
+        }
         }
         if (variant == Conv2dVariant::Shared)
             withElementTypes(src.depth(), outDepth, [&](auto in, auto out) {

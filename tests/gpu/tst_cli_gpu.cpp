@@ -160,11 +160,17 @@ private slots:
                                   QStringLiteral("transpose")})
             for (const QJsonValue& variant : variants_[op].toArray()) {
                 const QStringList extra = {"--variant", variant.toString()};
-                // tma takes f32 single-channel images; the image samples are 8-bit colour
+                const bool conv2d = op == QLatin1String("conv2d");
+                // tma takes f32 single-channel images (the image samples are 8-bit colour); integer
+                // needs taps that are multiples of 1/256 (the 7x7 Gaussian's are of 1/4096)
                 const QJsonObject report =
-                    op == QLatin1String("conv2d") && variant.toString() == QLatin1String("tma")
+                    conv2d && variant.toString() == QLatin1String("tma")
                         ? runOnGpuWith({"--op", "conv2d", "--preset", "gaussian", "--size", "7", "--generate",
                                         "image:613x409:f32:1:noise"},
+                                       extra)
+                    : conv2d && variant.toString() == QLatin1String("integer")
+                        ? runOnGpuWith({"--op", "conv2d", "--preset", "gaussian", "--size", "5", "--input",
+                                        sample("astronaut.png")},
                                        extra)
                         : runOnGpu(op, extra);
                 QVERIFY2(!report.isEmpty(), qPrintable(op + " " + variant.toString()));

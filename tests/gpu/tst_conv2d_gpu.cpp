@@ -2,7 +2,8 @@
 // border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up, the
 // compiled sizes (3, 5, 7, 9, 15: unrolled shared tiles, the TMA-fed tiles, the
 // separable ring) on widths that are multiples of 4 and widths that are not; the
-// separable split; streams, host memory and kernel-only mode; the report.
+// separable split; the integer ring on dyadic kernels, bitwise; streams, host memory and
+// kernel-only mode; the report.
 // `throughput` (KL_BENCH=1 only) prints the benchmark that docs/performance.md
 // (conv2d section) quotes.
 //
@@ -88,6 +89,36 @@ bool isSeparable(const Conv2DSpec& spec)
     return kl::separateKernel(kl::effectiveKernel(spec)).has_value();
 }
 
+bool compiledSize(int k)
+{
+    return k == 3 || k == 5 || k == 7 || k == 9 || k == 15;
+}
+
+/// Whether the integer variant runs `spec` on `input` (u8 in and out, a square compiled size, a rank-1
+/// kernel of non-negative multiples of 1/256 summing to at most 1); elsewhere it is an InvalidArgument.
+bool integerApplies(const cv::Mat& input, const Conv2DSpec& spec)
+{
+    const cv::Mat kernel = kl::effectiveKernel(spec);
+    if (input.depth() != CV_8U || spec.floatOutput || kernel.rows != kernel.cols || !compiledSize(kernel.rows))
+        return false;
+    const auto k = kl::integerSeparableKernel(kernel, 8);
+    return k && cv::sum(kernel)[0] <= 1.0;
+}
+
+/// A K x K kernel column * row^T / 256 of random non-negative integers whose sums multiply to at most
+/// 256 (so the taps sum to at most 1), different and asymmetric on each side.
+cv::Mat dyadicKernel(int k, uint64_t seed)
+{
+    cv::RNG rng(seed);
+    const auto side = [&](int budget) {
+        cv::Mat_<float> v(k, 1, 0.f);
+        for (int n = 0; n < budget; ++n) v(rng.uniform(0, k)) += 1;
+        return v;
+    };
+    const cv::Mat column = side(16), row = side(rng.uniform(1, 17));
+    return cv::Mat(column * row.t() / 256);
+}
+
 /// The comparison rule (kltest::checkConv2D); empty when `gpu` passes, else why not.
 std::string compareWithReference(const cv::Mat& gpu, const cv::Mat& expected, const cv::Mat& input,
                                  const Conv2DSpec& spec)
@@ -141,18 +172,20 @@ class TestConv2dGpu : public QObject {
     {
         if (variant == "separable") return isSeparable(spec);
         if (variant == "tma") return tmaApplies(input, spec);
+        if (variant == "integer") return integerApplies(input, spec);
         return true;
     }
 
-    /// Every applicable variant (and auto) on `input` against the reference; tma elsewhere refuses.
+    /// Every applicable variant (and auto) on `input` against the reference; tma and integer
+    /// elsewhere refuse.
     void checkAllVariants(const cv::Mat& input, const Conv2DSpec& spec)
     {
         const cv::Mat expected = kl::conv2dReference(input, spec);
         std::vector<std::string> names = kl::gpu::variants("conv2d");
         names.push_back("auto");
         for (const std::string& variant : names) {
-            if (variant == "tma" && !tmaApplies(input, spec))
-                KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'tma' needs", run(input, spec, variant));
+            if ((variant == "tma" || variant == "integer") && !applies(variant, input, spec))
+                KL_VERIFY_THROWS(kl::InvalidArgument, "variant '" + variant + "' needs", run(input, spec, variant));
             if (!applies(variant, input, spec)) continue;
             const cv::Mat gpu = run(input, spec, variant);
             const std::string failure = compareWithReference(gpu, expected, input, spec);
@@ -170,7 +203,7 @@ private slots:
 
     void variantsAreListed()
     {
-        const std::vector<std::string> expected = {"naive", "constant", "shared", "tma", "separable"};
+        const std::vector<std::string> expected = {"naive", "constant", "shared", "tma", "separable", "integer"};
         QCOMPARE(kl::gpu::variants("conv2d"), expected);
     }
 
@@ -224,6 +257,7 @@ private slots:
                                                          border, depth, flip));
                         checkAllVariants(input, makeSpec(randomSeparableKernel(kernelSize, kernelSize, seed), border,
                                                          depth, !flip));
+                        checkAllVariants(input, makeSpec(dyadicKernel(kernelSize, seed), border, depth, flip));
                     }
     }
 
@@ -329,7 +363,9 @@ private slots:
                                          {4096, CV_32F, 1, "shared", 4, HostMemory::Pinned},
                                          {4096, CV_8U, 3, "separable", 2, HostMemory::Pageable},
                                          {4096, CV_8U, 3, "shared", 1, HostMemory::Pinned},
-                                         {4096, CV_16U, 4, "separable", 1, HostMemory::Pageable}};
+                                         {4096, CV_16U, 4, "separable", 1, HostMemory::Pageable},
+                                         {4099, CV_8U, 3, "integer", 4, HostMemory::Pinned},
+                                         {4096, CV_8U, 1, "integer", 1, HostMemory::Pageable}};
         uint64_t seed = 5000;
         for (const Case& c : cases) {
             const cv::Mat input = kltest::randomImage(3001, c.cols, c.depth, c.channels, ++seed);
@@ -365,6 +401,79 @@ private slots:
                              kltest::msg(describe(input, spec, "separable") + ": differs from shared"));
                 }
             }
+    }
+
+    // integer: for kernels whose taps are multiples of 1/256 every sum is exact in f32 and f64, so
+    // the 16-bit lanes, the f32 edge strips and the reference give the same bits, ties included:
+    // OpenCV's 3x3 and 5x5 Gaussians and random asymmetric dyadic kernels of every compiled size (a
+    // flip or a transposed split shows), 1, 3 and 4 channels, every border (constant: 200, staged
+    // as bytes, and 37.25, which is not a byte), sizes from 1x1 to prime ones of thousands of
+    // tiles, 1 and 4 streams; all-255
+    // images (the largest lane sums, 255 * 256) saturate nothing. Separable gives the same bits.
+    void integerIsExact()
+    {
+        uint64_t seed = 15000;
+        std::vector<std::pair<cv::Mat, std::string>> kernels;
+        for (int k : {3, 5}) {
+            kl::Conv2DPresetParams params;
+            params.width = params.height = k;
+            kernels.emplace_back(kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params), "gaussian");
+        }
+        for (int k : {3, 5, 7, 9, 15}) kernels.emplace_back(dyadicKernel(k, ++seed), "dyadic");
+        for (const auto& [kernel, name] : kernels)
+            for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {769, 1021}})
+                for (int channels : kChannels)
+                    for (BorderMode border : kBorders) {
+                        if (rows == 769 && border != BorderMode::Reflect101 && border != BorderMode::Constant)
+                            continue;  // the single-threaded reference is slow here: two modes
+                        cv::Mat input = kltest::randomImage(rows, cols, CV_8U, channels, ++seed);
+                        if (seed % 7 == 0) input.setTo(cv::Scalar::all(255));
+                        Conv2DSpec spec = makeSpec(kernel, border, CV_8U, /*flip=*/seed % 2 == 0);
+                        QVERIFY2(integerApplies(input, spec), kltest::msg(describe(input, spec, name)));
+                        // a constant border of a byte value is staged as bytes; 37.25 takes the f32 strips
+                        for (double borderValue : {37.25, 200.0}) {
+                            if (border != BorderMode::Constant && borderValue != 37.25) continue;
+                            spec.borderValue = borderValue;
+                            const std::string what = describe(input, spec, "integer") + " (" + name +
+                                                     ", border value " + std::to_string(borderValue) + ")";
+                            const cv::Mat expected = kl::conv2dReference(input, spec);
+                            const int streams = rows == 769 ? 4 : 1;
+                            const cv::Mat integer = run(input, spec, "integer", streams, HostMemory::Pinned);
+                            QVERIFY2(bitwiseEqual(integer, expected), kltest::msg(what + ": differs from the reference"));
+                            QVERIFY2(bitwiseEqual(integer, run(input, spec, "separable", streams)),
+                                     kltest::msg(what + ": differs from separable"));
+                        }
+                    }
+    }
+
+    void integerRejectsOtherImagesAndKernels()
+    {
+        const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 3, 12);
+        const auto gaussian = [](int size, double sigma) {
+            kl::Conv2DPresetParams params;
+            params.width = params.height = size;
+            params.sigma = sigma;
+            return kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params);
+        };
+        const Conv2DSpec five = makeSpec(gaussian(5, 0), BorderMode::Reflect101, CV_8U);
+        QVERIFY(integerApplies(u8, five));
+        const auto refused = [&](const cv::Mat& input, const Conv2DSpec& spec) {
+            QVERIFY(!integerApplies(input, spec));
+            QVERIFY(!engine_->conv2dVariantApplies("integer", input, spec));
+            KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'integer' needs", run(input, spec, "integer"));
+        };
+        refused(kltest::randomImage(16, 16, CV_16U, 3, 13), five);
+        refused(kltest::randomImage(16, 16, CV_32F, 1, 14), five);
+        Conv2DSpec floatOut = five;
+        floatOut.floatOutput = true;
+        refused(u8, floatOut);
+        refused(u8, makeSpec(gaussian(5, 1.3), BorderMode::Reflect101, CV_8U));  // not multiples of 1/256
+        refused(u8, makeSpec(gaussian(7, 0), BorderMode::Reflect101, CV_8U));    // multiples of 1/4096
+        refused(u8, makeSpec(cv::Mat(gaussian(5, 0) * 2), BorderMode::Reflect101, CV_8U));  // sum 2
+        refused(u8, makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::SobelX), BorderMode::Reflect101, CV_8U));
+        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(5, 3, CV_32F) / 16), BorderMode::Reflect101, CV_8U));
+        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(11, 11, CV_32F) / 256), BorderMode::Reflect101, CV_8U));
+        QVERIFY(engine_->conv2dVariantApplies("integer", u8, five));
     }
 
     // tma on images of thousands of tiles, so that every block reuses each of its tile buffers
@@ -454,7 +563,8 @@ private slots:
         const Conv2DSpec separable =
             makeSpec(randomSeparableKernel(kernelSize, kernelSize, 78), BorderMode(border), CV_8U);
         for (const std::string& variant : kl::gpu::variants("conv2d")) {
-            if (variant == "tma") continue;  // u8 3 channels; tmaTiles runs it on several streams
+            // u8 3 channels, random taps; tmaTiles and integerIsExact run those on several streams
+            if (variant == "tma" || variant == "integer") continue;
             const Conv2DSpec& spec = variant == "separable" ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);
             if (rows * cols <= 40000) {
@@ -510,7 +620,7 @@ private slots:
         box3x3.width = box3x3.height = 3;
         const Conv2DSpec box3 =
             makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Box, box3x3), BorderMode::Reflect101, CV_8U);
-        for (const auto& [spec, resolved] : {std::pair<Conv2DSpec, std::string>{gaussian, "separable"},
+        for (const auto& [spec, resolved] : {std::pair<Conv2DSpec, std::string>{gaussian, "integer"},
                                              {sharpen, "shared"},
                                              {box3, "shared"}}) {
             for (int streams : {1, 2, 4}) {
@@ -590,6 +700,11 @@ private slots:
                 const std::string failure = compareWithReference(gpu, expected, input, spec);
                 QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, variant) + ": " + failure));
             }
+            const Conv2DSpec dyadic = makeSpec(dyadicKernel(c.kernelSize, seed), c.border, c.depth);
+            if (integerApplies(input, dyadic))
+                QVERIFY2(bitwiseEqual(run(input, dyadic, "integer", c.streams, HostMemory::Pinned),
+                                      kl::conv2dReference(input, dyadic)),
+                         kltest::msg(describe(input, dyadic, "integer")));
         }
     }
 
@@ -597,7 +712,8 @@ private slots:
     // 8192 x 8192 f32 1 channel (3x3, 5x5, 9x9, 15x15, random taps and Gaussians) and u8 3 channels
     // 5x5, against the copy bandwidth measured now and the fp32 FMA peak (SMs x 128 lanes x 2 x
     // clock); the 4096 x 4096 u8 cases quoted before the tiled kernels; end-to-end pinned f32 5x5 on
-    // 1 and 4 streams. E.g. `KL_BENCH=1 tst_conv2d_gpu throughput`.
+    // 1 and 4 streams. E.g. `KL_BENCH=1 tst_conv2d_gpu throughput`; KL_BENCH_FILTER=TEXT keeps the
+    // kernel-only cases whose label contains TEXT.
     void throughput()
     {
         if (qEnvironmentVariableIntValue("KL_BENCH") != 1) QSKIP("set KL_BENCH=1 to run the benchmark");
@@ -613,10 +729,13 @@ private slots:
             params.width = params.height = size;
             return kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params);
         };
+        const std::string filter = qEnvironmentVariable("KL_BENCH_FILTER").toStdString();
         const auto kernelOnly = [&](const cv::Mat& input, const cv::Mat& kernel, const std::string& label,
                                     const std::vector<std::string>& variants) {
+            if (label.find(filter) == std::string::npos) return;
             const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101, input.depth());
             for (const std::string& variant : variants) {
+                if (!engine_->conv2dVariantApplies(variant, input, spec)) continue;
                 kl::gpu::RunOptions options;
                 options.variant = variant;
                 options.endToEnd = false;
@@ -630,7 +749,7 @@ private slots:
                             100 * gbs / copyGBs, gflops, 100 * gflops / peakGFlops);
             }
         };
-        const std::vector<std::string> all = {"naive", "constant", "shared", "separable", "auto"};
+        const std::vector<std::string> all = {"naive", "constant", "shared", "separable", "integer", "auto"};
         const std::vector<std::string> direct = {"naive", "constant", "shared", "tma", "auto"};
 
         std::printf("kernel only, 8192 x 8192, reflect101:\n");
@@ -642,7 +761,18 @@ private slots:
         }
         const cv::Mat u8 = kltest::randomImage(8192, 8192, CV_8U, 3, 2);
         kernelOnly(u8, gaussian(5), "u8 3ch 5x5 gaussian", all);
+        kernelOnly(u8, gaussian(3), "u8 3ch 3x3 gaussian", {"shared", "separable", "integer", "auto"});
         kernelOnly(u8, randomKernel(5, 5, true, 5), "u8 3ch 5x5 random", {"shared", "auto"});
+        kl::Conv2DPresetParams sigma13;
+        sigma13.sigma = 1.3;
+        kernelOnly(u8, kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, sigma13), "u8 3ch 5x5 gaussian sigma 1.3",
+                   {"shared", "separable", "auto"});
+        const cv::Mat u8Gray = kltest::randomImage(8192, 8192, CV_8U, 1, 4), u8Rgba = kltest::randomImage(8192, 8192, CV_8U, 4, 5);
+        for (int k : {3, 5}) {
+            const std::string size = std::to_string(k) + "x" + std::to_string(k);
+            kernelOnly(u8Gray, gaussian(k), "u8 1ch " + size + " gaussian", {"shared", "separable", "integer", "auto"});
+            kernelOnly(u8Rgba, gaussian(k), "u8 4ch " + size + " gaussian", {"shared", "separable", "integer", "auto"});
+        }
 
         std::printf("kernel only, 4096 x 4096 u8, Gaussians (the cases quoted before the tiled kernels):\n");
         for (int channels : {1, 4}) {

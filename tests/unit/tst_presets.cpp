@@ -218,6 +218,53 @@ private slots:
         QVERIFY(!kl::separateKernel(cv::Mat()).has_value());
     }
 
+    // The integer form behind the GPU's integer variant: exact, non-negative, dyadic.
+    void integerSeparableKernel()
+    {
+        const auto split = [](const cv::Mat& k, int bits) { return kl::integerSeparableKernel(k, bits); };
+        const auto rebuilt = [](const kl::IntegerSeparableKernel& f) {
+            cv::Mat_<double> k(int(f.column.size()), int(f.row.size()));
+            for (int i = 0; i < k.rows; ++i)
+                for (int j = 0; j < k.cols; ++j)
+                    k(i, j) = double(f.column[size_t(i)]) * f.row[size_t(j)] / std::ldexp(1.0, f.fractionBits);
+            return k;
+        };
+        const auto sumOf = [](const std::vector<uint32_t>& v) { return std::accumulate(v.begin(), v.end(), 0u); };
+
+        // OpenCV's 5x5 table: [1 4 6 4 1] / 16 per side, so 8 bits, the column in its smallest integers.
+        const cv::Mat gauss5 = kernel2d(Conv2DPreset::Gaussian, 5, 5);
+        const auto five = split(gauss5, 8);
+        QVERIFY(five.has_value());
+        QCOMPARE(five->column, (std::vector<uint32_t>{1, 4, 6, 4, 1}));
+        QCOMPARE(five->row, (std::vector<uint32_t>{1, 4, 6, 4, 1}));
+        QCOMPARE(five->fractionBits, 8);
+        QCOMPARE(cv::norm(rebuilt(*five), cv::Mat_<double>(gauss5), cv::NORM_INF), 0.0);
+        QVERIFY(!split(gauss5, 7).has_value());
+        // 3x3: 4 bits are enough; with 8 the row takes the spare scale.
+        const auto three = split(kernel2d(Conv2DPreset::Gaussian, 3, 3), 8);
+        QVERIFY(three.has_value());
+        QCOMPARE(three->column, (std::vector<uint32_t>{1, 2, 1}));
+        QCOMPARE(three->row, (std::vector<uint32_t>{16, 32, 16}));
+        // Asymmetric, non-square, not normalised (neither separateKernel split is dyadic here), the
+        // column's common factor 2 taken out.
+        const cv::Mat column = (cv::Mat_<float>(3, 1) << 2, 4, 6), row = (cv::Mat_<float>(1, 5) << 1, 0, 3, 1, 1);
+        const cv::Mat skewed = column * row / 64;
+        const auto asymmetric = split(skewed, 8);
+        QVERIFY(asymmetric.has_value());
+        QCOMPARE(cv::norm(rebuilt(*asymmetric), cv::Mat_<double>(skewed), cv::NORM_INF), 0.0);
+        QCOMPARE(asymmetric->column, (std::vector<uint32_t>{1, 2, 3}));
+        QCOMPARE(sumOf(asymmetric->column) * sumOf(asymmetric->row), 12u * 6u * 4u);
+
+        QVERIFY(!split(kernel2d(Conv2DPreset::Gaussian, 7, 7), 8).has_value());   // 12 bits
+        QVERIFY(split(kernel2d(Conv2DPreset::Gaussian, 7, 7), 12).has_value());
+        QVERIFY(!split(kernel2d(Conv2DPreset::Gaussian, 5, 5, 1.3), 8).has_value());  // not dyadic
+        QVERIFY(!split(kernel2d(Conv2DPreset::SobelX), 8).has_value());              // negative taps
+        QVERIFY(!split(kernel2d(Conv2DPreset::Sharpen), 8).has_value());             // not rank-1
+        QVERIFY(!split(kernel2d(Conv2DPreset::Box, 3, 3), 8).has_value());            // 1/9
+        QVERIFY(split(kernel2d(Conv2DPreset::Box, 1, 1), 8).has_value());
+        QVERIFY(!split(cv::Mat_<double>(gauss5), 8).has_value());  // f32 kernels only, as conv2d takes
+    }
+
     // ---- conv1d ----------------------------------------------------------------
 
     void movingAverageAndGaussian()

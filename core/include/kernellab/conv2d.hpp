@@ -19,6 +19,7 @@
 
 #include <opencv2/core/mat.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,22 @@ struct SeparableKernel {
 /// is returned, so dyadic kernels (OpenCV's small Gaussian tables, Sobel) and 1xN /
 /// Nx1 kernels split exactly. An all-zero kernel gives zero factors.
 std::optional<SeparableKernel> separateKernel(const cv::Mat& kernel, double relTolerance = 1e-6);
+
+/// A rank-1 kernel with non-negative dyadic taps in integer form:
+/// K(i, j) = column[i] * row[j] / 2^fractionBits exactly.
+struct IntegerSeparableKernel {
+    std::vector<uint32_t> column;
+    std::vector<uint32_t> row;
+    int fractionBits = 0;
+};
+/// The integer form of `kernel` (CV_32F) with `fractionBits` bits below the point (the GPU's
+/// integer variant uses 8): the column in its smallest integers, the row taking the scale. nullopt
+/// when there is none: the kernel is not exactly rank-1, has a negative tap, or its taps are not
+/// multiples of 2^-fractionBits once split (OpenCV's default 3x3 and 5x5 Gaussians are [1 2 1]/4
+/// and [1 4 6 4 1]/16 per side, so 4 and 8 bits; the 7x7 table needs 12). Sums of such taps times
+/// integers are exact in f32 and f64 while they stay below 2^24, so an integer filter built on it
+/// rounds exactly as the reference does.
+std::optional<IntegerSeparableKernel> integerSeparableKernel(const cv::Mat& kernel, int fractionBits);
 
 /// Plain single-threaded loops (accumulating in double), mirroring the naive GPU kernel.
 cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec);

@@ -108,7 +108,9 @@ public:
     GpuReport conv2d(const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options, cv::Mat& output);
     /// Whether conv2d `variant` runs `spec` on `input` here rather than refusing it: separable needs
     /// a rank-1 kernel; tma an f32 single-channel image with f32 output, a square 3, 5, 7, 9 or 15
-    /// kernel and compute capability 9.0 or newer. The others and "auto" always apply.
+    /// kernel and compute capability 9.0 or newer; integer a u8 image with u8 output and a square
+    /// 3, 5, 7, 9 or 15 rank-1 kernel of non-negative taps that are multiples of 1/256 summing to at
+    /// most 1. The others and "auto" always apply.
     [[nodiscard]] bool conv2dVariantApplies(const std::string& variant, const cv::Mat& input,
                                             const Conv2DSpec& spec) const;
     GpuReport conv1d(const Signal& input, const Conv1DSpec& spec, const RunOptions& options, Signal& output);
