@@ -748,6 +748,25 @@ __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y
     }
 }
 
+/// The ring walk of conv2dSeparableRing and conv2dIntegerTiles over output rows y0 .. y1 - 1:
+/// rowInto(k, slot) leaves slice row k's row pass in ring[(k - y0) % K], then storeRow(y, first)
+/// sums output row y from the slots of slice rows y .. y + K - 1, the first of them ring[first].
+/// Unrolled by K so that every slot index is a constant (the ring stays in registers).
+template <int K, typename Slot, typename RowInto, typename StoreRow>
+__device__ __forceinline__ void walkRing(int y0, int y1, Slot (&ring)[K], RowInto&& rowInto, StoreRow&& storeRow)
+{
+#pragma unroll
+    for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
+    for (int y = y0; y < y1; y += K) {
+#pragma unroll
+        for (int s = 0; s < K; ++s) {
+            if (y + s >= y1) break;
+            rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
+            storeRow(y + s, s);
+        }
+    }
+}
+
 /// Separable K x K kernels: thread t owns interleaved elements t * N .. t * N + N - 1 of every row
 /// of a strip of stripRows output rows. Slice row k's row pass lands in ring[(k - y0) % K]; output
 /// row y sums ring slots for slice rows y .. y + K - 1 with the column taps, in order, as
@@ -788,16 +807,8 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
             }
         };
         float ring[K][N];
-#pragma unroll
-        for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
-        for (int y = y0; y < y1; y += K) {
-#pragma unroll
-            for (int s = 0; s < K; ++s) {
-                if (y + s >= y1) break;
-                rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
-                storeRingRow<K, N>(a.outRow(y + s) + flat, flat, flatCols, ring, s);
-            }
-        }
+        walkRing(y0, y1, ring, rowInto,
+                 [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
     }
 }
 
@@ -881,16 +892,8 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
             rowSums(w, out);
         };
         uint32_t ring[K][N / 2];
-#pragma unroll
-        for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
-        for (int y = y0; y < y1; y += K) {
-#pragma unroll
-            for (int s = 0; s < K; ++s) {
-                if (y + s >= y1) break;
-                rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
-                storeRingRow<K, N>(a.outRow(y + s) + flat, flatCols - flat, ring, s);
-            }
-        }
+        walkRing(y0, y1, ring, rowInto,
+                 [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flatCols - flat, ring, first); });
     }
 }
 

@@ -166,7 +166,7 @@ class TestConv2dGpu : public QObject {
     {
         const int k = spec.kernel.rows;
         return input.depth() == CV_32F && input.channels() == 1 && spec.kernel.cols == k &&
-               (k == 3 || k == 5 || k == 7 || k == 9 || k == 15) && engine_->device().computeMajor >= 9;
+               compiledSize(k) && engine_->device().computeMajor >= 9;
     }
     bool applies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
     {
