@@ -688,7 +688,10 @@ __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&rin
 
 /// The integer ring's output row: the column taps over the ring's lanes give 2^8 times the result
 /// (kIntegerFractionBits), rounded to nearest, ties to even, like saturateRound (integerTaps keeps
-/// it within 0..255), to the `remaining` elements of the row from `out`, at most N.
+/// it within 0..255), to the `remaining` elements of the row from `out`, in whole words: a word that
+/// passes the row end writes into the row's padding (rows are pitched, rowPitch), which is never
+/// copied back. Byte stores for a row's last word cost a branch on every row of every thread: 8192^2
+/// u8 3 channels 5x5 went from 0.159 to 0.145 ms without it.
 template <int K, int N>
 __device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)[K][N / 2], int first)
 {
@@ -701,14 +704,8 @@ __device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)
     // bytes 1 and 3 of each rounded word are the results
     const auto results = [&](int g) { return __byte_perm(roundLanes(sum[2 * g]), roundLanes(sum[2 * g + 1]), 0x7531); };
 #pragma unroll
-    for (int g = 0; g < N / 4; ++g) {
-        const uint32_t word = results(g);
-        if (remaining >= 4 * g + 4) {
-            reinterpret_cast<uint32_t*>(out)[g] = word;
-        } else {
-            for (int b = 0; b < remaining - 4 * g; ++b) out[4 * g + b] = uint8_t(word >> 8 * b);
-        }
-    }
+    for (int g = 0; g < N / 4; ++g)
+        if (4 * g < remaining) reinterpret_cast<uint32_t*>(out)[g] = results(g);
 }
 
 /// One row pass of slice row k for a thread whose window leaves its row, element by element.
@@ -845,9 +842,15 @@ __device__ __noinline__ void stageTileEdges(StripArgs<uint8_t, uint8_t> a, uint8
     }
 }
 
-/// integer: output rows per tile; 16 measured faster than 8 or 32 (8192^2 u8 3 channels 5x5:
-/// 0.242 ms against 0.265 for 32, both before tiles on the row ends stopped taking the f32 strips).
-constexpr int kIntegerTileRows = 16;
+/// integer: output rows per tile. Taller tiles recompute fewer halo rows but keep more bytes of
+/// shared memory waiting for their copies. Measured on the H200 (8192^2 u8 Gaussians, ms):
+///   rows   3 ch 5x5   3 ch 3x3   1 ch 3x3   4 ch 5x5
+///   16     0.169      0.142      0.053      0.216   (before whole-word stores)
+///   24     0.148      0.124      0.049      0.188
+///   32     0.145      0.125      0.051      0.183
+///   48     0.142      0.126      0.051      0.179   (7 blocks per SM: shared memory)
+/// 32 serves all; 48 gains 2% on 3 channels 5x5 and loses on one channel.
+constexpr int kIntegerTileRows = 32;
 
 /// The integer variant (u8, integerTaps' kernels): a block's tile is kRingThreads * 4 interleaved
 /// elements by kIntegerTileRows output rows. The block copies the tile's input rows, with a
@@ -872,6 +875,7 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
     const bool interiorColumns = x0 >= margin && x0 + tileBytes + margin <= flatCols;
     const bool byteBorder = a.border != BorderMode::Constant ||
                             (a.borderValue >= 0 && a.borderValue <= 255 && a.borderValue == truncf(a.borderValue));
+    const int firstCopyRow = threadIdx.x / copiesPerRow, firstCopyChunk = threadIdx.x % copiesPerRow;
     for (int y0 = blockIdx.y * kIntegerTileRows; y0 < a.rows; y0 += gridDim.y * kIntegerTileRows) {
         const int y1 = min(y0 + kIntegerTileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
         const bool imageRows = a.imageRow(y0) && a.imageRow(last);
@@ -884,10 +888,17 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
         // Chunks cLo .. cHi - 1 of every image row lie inside the row: 16-byte copies, all in flight.
         const int cLo = min(max(0, (margin - x0 + 15) / 16), copiesPerRow);
         const int cHi = max(cLo, min(copiesPerRow, (flatCols - x0 + margin) / 16));
-        for (int i = threadIdx.x; i < rows * copiesPerRow; i += kRingThreads) {
-            const int r = i / copiesPerRow, c = i - r * copiesPerRow;
-            if (c >= cLo && c < cHi && (imageRows || !a.borderRow(y0 + r)))
-                __pipeline_memcpy_async(&tile[r][4 * c], a.inRow(y0 + r) + x0 - margin + 16 * c, 16);
+        // Copy i = threadIdx.x + n * kRingThreads is chunk c of row r, i = r * copiesPerRow + c: both
+        // and the addresses advance by constants (with a division and a row address per copy, this
+        // loop took 13% of the kernel's instructions; now 10%).
+        int r = firstCopyRow, c = firstCopyChunk;
+        const uint8_t* source = a.inRow(y0 + r) + x0 - margin + 16 * c;
+        for (uint32_t* target = &tile[0][0] + 4 * threadIdx.x; r < rows; target += 4 * kRingThreads) {
+            if (c >= cLo && c < cHi && (imageRows || !a.borderRow(y0 + r))) __pipeline_memcpy_async(target, source, 16);
+            constexpr int rowStep = kRingThreads / copiesPerRow, chunkStep = kRingThreads % copiesPerRow;
+            r += rowStep, c += chunkStep;
+            source += ptrdiff_t(rowStep) * a.inPitch + 16 * chunkStep;
+            if (c >= copiesPerRow) r += 1, c -= copiesPerRow, source += a.inPitch - spanBytes;
         }
         if (!(interiorColumns && imageRows))
             stageTileEdges<CN>(a, reinterpret_cast<uint8_t*>(tile), spanBytes, y0, rows, x0 - margin, cLo, cHi);
