@@ -59,8 +59,9 @@
 //     15x15 (shared 66%;      17.7    16.5      0.686   0.714   0.623      separable (rank-1),
 //           separable 72%)                                                shared
 //   8192^2 u8, 3 channels, 5x5 2.81    2.64     0.625     -     0.348      separable (27.8% of copy)
-//     default Gaussian: integer 0.194 ms (49.8% of copy), 3x3 0.168 (57.5%); u8 1 channel 3x3 /
-//     5x5: integer 0.074 / 0.083 (shared 0.136 / 0.175); 4 channels 0.203 / 0.249 (63% / 52%).
+//     default Gaussian (a later run): integer 0.145 ms (66.5% of copy), 3x3
+//     0.125 (77%); u8 1 channel 3x3 / 5x5: integer 0.051 / 0.056 (shared 0.136 / 0.175); 4
+//     channels 0.165 / 0.183 (78% / 70%).
 //   4096^2 u8 (Gaussians)  1ch 15x15: shared 0.176, separable 0.292; 1ch 63x63: 5.85,
 //     1.410 (two passes); 4ch 15x15: 0.811, 0.741; 4ch 63x63: 22.0, 3.55.
 //   Odd sizes (8191x8179, bench), per element against 8192^2: f32 3x3 1.00, 5x5 1.03,
