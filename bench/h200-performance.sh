@@ -21,6 +21,8 @@ bench() {  # bench CASE ARGS...
 mkdir -p "$out"
 "$cli" info > "$out/info.txt" || status=1
 bench transpose-histogram --ops transpose,histogram --depths u8,f32
+# Every pixel in one bin: the histogram's worst case for atomics (target: <= 2x the noise input).
+bench histogram-u8-constant --ops histogram --depths u8 --pattern constant
 for k in 3 5 9 15; do bench "conv2d-f32-k$k" --ops conv2d --depths f32 --ksize "$k"; done
 bench conv2d-u8x3-k5 --ops conv2d --depths u8 --channels 3 --ksize 5
 for t in 15 127 1023 8191; do bench "conv1d-k$t" --ops conv1d --frames 16M --taps "$t"; done

@@ -15,6 +15,10 @@ void addBenchOpOptions(QCommandLineParser& parser)
         {QStringLiteral("taps"), QStringLiteral("conv1d low-pass FIR length (default 127)."), QStringLiteral("N")},
         {QStringLiteral("channels"), QStringLiteral("Channels of the generated images (1, 3, 4) and signals (default 1)."),
          QStringLiteral("N")},
+        {QStringLiteral("pattern"),
+         QStringLiteral("Pattern of the generated images: noise (default, uniform over the depth's range), "
+                        "gradient, checker or constant (half scale)."),
+         QStringLiteral("NAME")},
     });
 }
 
@@ -24,6 +28,8 @@ BenchOpSettings benchOpSettings(const QCommandLineParser& parser)
     s.kernelSize = intOption(parser, QStringLiteral("ksize"), s.kernelSize, 1);
     s.taps = intOption(parser, QStringLiteral("taps"), s.taps, 1);
     s.channels = intOption(parser, QStringLiteral("channels"), s.channels, 1);
+    if (parser.isSet(QStringLiteral("pattern")))  // a bad name is an InvalidArgument: exit 2, naming the choices
+        s.imagePattern = app::parseImagePattern(parser.value(QStringLiteral("pattern")));
     return s;
 }
 
@@ -42,6 +48,7 @@ QJsonObject toJson(const BenchOpSettings& s)
                                                   {QStringLiteral("range"), QStringLiteral("default")}}},
         {QStringLiteral("channels"), s.channels},
         {QStringLiteral("signal_rate"), s.signalRate},
+        {QStringLiteral("image_pattern"), app::toString(s.imagePattern)},
         {QStringLiteral("seed"), QString::number(app::kDefaultSeed)},
     };
 }
@@ -63,6 +70,7 @@ app::RunRequest benchRequest(app::Op op, const BenchOpSettings& s, int cols, int
         input.cols = cols;
         input.rows = rows;
         input.depth = depth;
+        input.imagePattern = s.imagePattern;
         if (op == app::Op::Conv2D) {
             map[QStringLiteral("preset")] = QStringLiteral("gaussian");
             map[QStringLiteral("size")] = QString::number(s.kernelSize);

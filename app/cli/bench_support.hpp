@@ -2,6 +2,7 @@
 // What bench and sweep share: the fixed op parameters they time, generated inputs, and
 // single-backend runs checked against a CPU result.
 #include "cli.hpp"
+#include "generators.hpp"
 
 #include <optional>
 
@@ -13,15 +14,19 @@ struct BenchOpSettings {
     int taps = 127;             ///< conv1d: low-pass FIR, cut-off rate / 8, hamming window, mode same
     int channels = 1;           ///< of generated images and signals
     double signalRate = 48000;  ///< of generated signals
+    /// of generated images: noise by default; constant is the histogram's worst case (one bin)
+    app::ImagePattern imagePattern = app::ImagePattern::Noise;
 };
-/// Adds --ksize, --taps and --channels to a parser, and reads them back.
+/// Adds --ksize, --taps, --channels and --pattern to a parser, and reads them back.
 void addBenchOpOptions(QCommandLineParser& parser);
 BenchOpSettings benchOpSettings(const QCommandLineParser& parser);
-/// The settings as JSON ("conv2d": {...}, "conv1d": {...}, "histogram": {...}, "channels", "signal_rate").
+/// The settings as JSON ("conv2d": {...}, "conv1d": {...}, "histogram": {...}, "channels", "signal_rate",
+/// "image_pattern", "seed").
 QJsonObject toJson(const BenchOpSettings& settings);
 
-/// A request for `op` with the bench parameters, on a noise input: an image of cols x rows
-/// (conv2d, histogram, transpose) or a signal of `frames` (conv1d), seeded identically every time.
+/// A request for `op` with the bench parameters: an image of cols x rows in the settings' pattern
+/// (conv2d, histogram, transpose) or a noise signal of `frames` (conv1d), seeded identically every
+/// time.
 app::RunRequest benchRequest(app::Op op, const BenchOpSettings& settings, int cols, int rows, int depth, size_t frames);
 
 /// Runs `request` on `backend` alone (the request's CPU/GPU options apply; no copy-bandwidth

@@ -564,6 +564,7 @@ int runBench(const QStringList& arguments)
     markdown += QStringLiteral("CPU: %1, %2 OpenCV threads.\n\n")
                     .arg(app::environmentJson()[QStringLiteral("cpu_model")].toString())
                     .arg(app::environmentJson()[QStringLiteral("cpu_threads")].toInt());
+    markdown += QStringLiteral("Generated images: %1 pattern.\n\n").arg(app::toString(options.op.imagePattern));
     markdown += table.markdown();
     for (const BenchRow& r : bench.rows())
         if (!r.error.isEmpty())

@@ -194,6 +194,8 @@ private slots:
         QTest::newRow("bad streams") << QStringList{"run", "--backends", "cpu-ref", "--streams", "0", "--input", camera}
                                      << "streams: 0";
         QTest::newRow("bench bad size") << QStringList{"bench", "--quick", "--sizes", "big"} << "--sizes: 'big'";
+        QTest::newRow("bench bad pattern") << QStringList{"bench", "--quick", "--pattern", "stripes"}
+                                           << "image pattern: 'stripes' is not one of noise, gradient, checker, constant";
         QTest::newRow("sweep bad range") << QStringList{"sweep", "--from", "12", "--to", "10"} << "need from <= to";
     }
 
@@ -475,6 +477,8 @@ private slots:
             QVERIFY(row.toObject()[QStringLiteral("end_to_end_ms")].toObject()[QStringLiteral("median")].toDouble() > 0);
         }
         QCOMPARE(json[QStringLiteral("gpu_status")].toObject()[QStringLiteral("available")].toBool(), false);
+        QCOMPARE(json[QStringLiteral("parameters")].toObject()[QStringLiteral("image_pattern")].toString(),
+                 QStringLiteral("noise"));
 
         QFile csv(out + QStringLiteral("/kernellab-bench.csv"));
         QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
@@ -485,6 +489,30 @@ private slots:
         QVERIFY(table.contains(QStringLiteral("| op | backend | variant | size | depth |")));
         QCOMPARE(int(table.count(QStringLiteral("| conv2d | cpu-"))), 4);
         QVERIFY(run.out.contains(QStringLiteral("kernel ms")));  // the table on stdout
+    }
+
+    // --pattern constant: the histogram's worst case (every pixel in one bin), as the bench times it.
+    void benchPatternConstantTimesAConstantImage()
+    {
+        const QString out = QString::fromStdString(kltest::tempDir()), inputs = out + QStringLiteral("/inputs");
+        const CliRun run = runCli({"bench", "--quick", "--ops", "histogram", "--depths", "u8", "--sizes", "257x131",
+                                   "--pattern", "constant", "--backends", "cpu-ref,cpu-opencv", "--out-dir", out,
+                                   "--dump-inputs", inputs});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonObject json = readJson(out + QStringLiteral("/kernellab-bench.json"));
+        QCOMPARE(json[QStringLiteral("parameters")].toObject()[QStringLiteral("image_pattern")].toString(),
+                 QStringLiteral("constant"));
+        QCOMPARE(json[QStringLiteral("rows")].toArray().size(), 2);
+        QFile markdown(out + QStringLiteral("/kernellab-bench.md"));
+        QVERIFY(markdown.open(QIODevice::ReadOnly | QIODevice::Text));
+        QVERIFY(QString::fromUtf8(markdown.readAll()).contains(QStringLiteral("Generated images: constant pattern.")));
+        // The dumped input (.npy, u8, 131 rows x 257 columns) is half scale everywhere.
+        QFile npy(inputs + QStringLiteral("/image_257x131_u8_c1.npy"));
+        QVERIFY(npy.open(QIODevice::ReadOnly));
+        const QByteArray bytes = npy.readAll();
+        QVERIFY(bytes.size() > 257 * 131);
+        const QByteArray pixels = bytes.right(257 * 131);
+        QCOMPARE(int(pixels.count(char(128))), 257 * 131);
     }
 
     void sweepWritesCsv()
