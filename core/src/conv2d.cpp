@@ -165,21 +165,19 @@ std::optional<IntegerSeparableKernel> integerSeparableKernel(const cv::Mat& kern
     constexpr double kLimit = double(std::numeric_limits<uint32_t>::max());
     std::vector<double> column(size_t(kernel.rows));
     for (int i = 0; i < kernel.rows; ++i) column[size_t(i)] = scaled(i, pivot.x);
-    const auto tooLarge = [&] {
-        return std::any_of(column.begin(), column.end(), [&](double t) { return std::fabs(t) > kLimit; });
-    };
-    while (!std::all_of(column.begin(), column.end(), [](double t) { return t == std::floor(t); })) {
-        if (tooLarge()) return std::nullopt;
+    for (;;) {
+        if (std::any_of(column.begin(), column.end(), [&](double t) { return std::fabs(t) > kLimit; }))
+            return std::nullopt;
+        if (std::all_of(column.begin(), column.end(), [](double t) { return t == std::floor(t); })) break;
         for (double& t : column) t *= 2;
     }
-    if (tooLarge()) return std::nullopt;
     uint64_t divisor = 0;
     for (double t : column) divisor = std::gcd(divisor, uint64_t(std::fabs(t)));
     const double sign = column[size_t(pivot.y)] < 0 ? -1.0 : 1.0;
     IntegerSeparableKernel result{{}, {}, fractionBits};
     for (double t : column) {
-        const double a = sign * t / double(divisor);
-        if (a < 0 || a > kLimit) return std::nullopt;
+        const double a = sign * t / double(divisor);  // at most kLimit: |t| is
+        if (a < 0) return std::nullopt;
         result.column.push_back(uint32_t(a));
     }
     const double pivotTap = double(result.column[size_t(pivot.y)]);
