@@ -4,12 +4,15 @@
 #include "kernellab/image.hpp"
 #include "kernellab/rounding.hpp"
 
+#include "parallel.hpp"
+
 #include "text.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -19,38 +22,38 @@ namespace kl {
 
 namespace {
 
-/// The one correlation loop of the reference: calls store(y, x, c, sum, magnitude)
-/// for every output element; magnitude (sum of |term|) is only accumulated when asked.
-template <typename In, bool WithMagnitudes, typename Store>
-void correlate(const cv::Mat& input, const cv::Mat& kernel, BorderMode border, double borderValue, Store&& store)
+/// The reference's sum at one output element, and sum |term| when `magnitude` is given.
+template <typename In>
+double correlateAt(const cv::Mat& input, const cv::Mat& kernel, BorderMode border, double borderValue, int y, int x,
+                   int c, double* magnitude)
 {
     const int rows = input.rows, cols = input.cols, channels = input.channels();
     const int anchorY = kernel.rows / 2, anchorX = kernel.cols / 2;
-    for (int y = 0; y < rows; ++y) {
-        for (int x = 0; x < cols; ++x) {
-            for (int c = 0; c < channels; ++c) {
-                double sum = 0, magnitude = 0;
-                for (int i = 0; i < kernel.rows; ++i) {
-                    const int sy = borderIndex(y + i - anchorY, rows, border);
-                    const In* source = sy < 0 ? nullptr : input.ptr<In>(sy);
-                    const float* taps = kernel.ptr<float>(i);
-                    for (int j = 0; j < kernel.cols; ++j) {
-                        const int sx = borderIndex(x + j - anchorX, cols, border);
-                        const double v = source && sx >= 0 ? double(source[sx * channels + c]) : borderValue;
-                        const double term = double(taps[j]) * v;
-                        sum += term;
-                        if constexpr (WithMagnitudes) magnitude += std::fabs(term);
-                    }
-                }
-                store(y, x, c, sum, magnitude);
-            }
+    double sum = 0, absolute = 0;
+    for (int i = 0; i < kernel.rows; ++i) {
+        const int sy = borderIndex(y + i - anchorY, rows, border);
+        const In* source = sy < 0 ? nullptr : input.ptr<In>(sy);
+        const float* taps = kernel.ptr<float>(i);
+        for (int j = 0; j < kernel.cols; ++j) {
+            const int sx = borderIndex(x + j - anchorX, cols, border);
+            const double v = source && sx >= 0 ? double(source[sx * channels + c]) : borderValue;
+            const double term = double(taps[j]) * v;
+            sum += term;
+            if (magnitude) absolute += std::fabs(term);
         }
     }
+    if (magnitude) *magnitude = absolute;
+    return sum;
 }
 
-uint64_t elementCount(const cv::Mat& img)
+/// The one correlation loop of the reference: calls store(y, x, c, sum) for every output element.
+template <typename In, typename Store>
+void correlate(const cv::Mat& input, const cv::Mat& kernel, BorderMode border, double borderValue, Store&& store)
 {
-    return uint64_t(img.total()) * uint64_t(img.channels());
+    for (int y = 0; y < input.rows; ++y)
+        for (int x = 0; x < input.cols; ++x)
+            for (int c = 0; c < input.channels(); ++c)
+                store(y, x, c, correlateAt<In>(input, kernel, border, borderValue, y, x, c, nullptr));
 }
 
 } // namespace
@@ -192,91 +195,210 @@ std::optional<IntegerSeparableKernel> integerSeparableKernel(const cv::Mat& kern
     return result;
 }
 
-cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec)
+void conv2dReference(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output)
 {
     validateConv2D(input, spec);
     const int outDepth = conv2dOutputDepth(input, spec);
     const int channels = input.channels();
-    ensureMemoryAvailable(elementCount(input) * CV_ELEM_SIZE1(outDepth), "conv2d output");
-    cv::Mat output(input.size(), CV_MAKETYPE(outDepth, channels));
+    createChecked(output, input.rows, input.cols, CV_MAKETYPE(outDepth, channels), "conv2d output");
     const cv::Mat kernel = effectiveKernel(spec);
     visitDepth(input.depth(), "conv2d", [&](auto inTag) {
         using In = decltype(inTag);
         visitDepth(outDepth, "conv2d", [&](auto outTag) {
             using Out = decltype(outTag);
-            correlate<In, false>(input, kernel, spec.border, spec.borderValue,
-                                 [&](int y, int x, int c, double sum, double) {
-                                     output.ptr<Out>(y)[x * channels + c] = saturateRound<Out>(float(sum));
-                                 });
+            correlate<In>(input, kernel, spec.border, spec.borderValue, [&](int y, int x, int c, double sum) {
+                output.ptr<Out>(y)[x * channels + c] = saturateRound<Out>(float(sum));
+            });
         });
     });
+}
+
+cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec)
+{
+    cv::Mat output;
+    conv2dReference(input, spec, output);
     return output;
 }
 
-cv::Mat conv2dReferenceSums(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat* magnitudes)
+double conv2dReferenceSumAt(const cv::Mat& input, const Conv2DSpec& spec, int y, int x, int c, double* magnitude)
+{
+    const cv::Mat kernel = effectiveKernel(spec);
+    double sum = 0;
+    visitDepth(input.depth(), "conv2d", [&](auto inTag) {
+        sum = correlateAt<decltype(inTag)>(input, kernel, spec.border, spec.borderValue, y, x, c, magnitude);
+    });
+    return sum;
+}
+
+namespace {
+
+/// Output rows per strip of the OpenCV backend. Each strip filters kernel.rows - 1 halo rows
+/// again, so strips grow with the kernel to keep that under a quarter of the work.
+int stripRows(int kernelRows)
+{
+    return std::max(32, 4 * (kernelRows - 1));
+}
+
+/// The fewest fractional bits that hold every tap exactly; kMoreBits when 16 do not.
+constexpr int kMoreBits = 17;
+int fractionBits(const float* taps, size_t count)
+{
+    for (int bits = 0; bits < kMoreBits; ++bits)
+        if (std::all_of(taps, taps + count, [&](float t) {
+                const double scaled = std::ldexp(double(t), bits);
+                return scaled == std::floor(scaled);
+            }))
+            return bits;
+    return kMoreBits;
+}
+
+double absoluteSum(const float* taps, size_t count)
+{
+    double sum = 0;
+    for (size_t i = 0; i < count; ++i) sum += std::fabs(double(taps[i]));
+    return sum;
+}
+
+/// Whether OpenCV's own u8 paths compute this kernel exactly: every partial sum of taps times
+/// u8 values fits float's 24 bits (so float sums are exact), and a separable kernel's factors
+/// multiply to its taps exactly with at most 8 fractional bits each (sepFilter2D's fixed point
+/// keeps 8). Then its results equal
+/// the reference but for exact ties. Otherwise its float sums, in another order than the f32
+/// path's, round near ties either way, too often on structured images (a chessboard) for the
+/// acceptance rule; so such kernels, and u16, take the f32 blocks.
+bool exactOnU8(const cv::Mat& kernel, const std::optional<SeparableKernel>& factors)
+{
+    constexpr double kExactFloat = double(1 << 24);
+    if (!factors) {
+        const int bits = fractionBits(kernel.ptr<float>(), kernel.total());
+        return bits < kMoreBits &&
+               absoluteSum(kernel.ptr<float>(), kernel.total()) * 255 * std::ldexp(1.0, bits) < kExactFloat;
+    }
+    const int rowBits = fractionBits(factors->row.data(), factors->row.size());
+    const int columnBits = fractionBits(factors->column.data(), factors->column.size());
+    for (int i = 0; i < kernel.rows; ++i)
+        for (int j = 0; j < kernel.cols; ++j)
+            if (factors->column[size_t(i)] * factors->row[size_t(j)] != kernel.at<float>(i, j)) return false;
+    return rowBits <= 8 && columnBits <= 8 &&
+           absoluteSum(factors->row.data(), factors->row.size()) *
+                   absoluteSum(factors->column.data(), factors->column.size()) * 255 *
+                   std::ldexp(1.0, rowBits + columnBits) <
+               kExactFloat;
+}
+
+/// Whether `kernel` is the one cv::GaussianBlur uses for its size with sigma 0 (the fixed
+/// 3, 5 and 7 tap tables, whose taps have 8 fractional bits: its fixed-point path is exact).
+bool isOpenCvGaussianTable(const cv::Mat& kernel)
+{
+    if (kernel.rows > 7 || kernel.cols > 7) return false;
+    const cv::Mat column = cv::getGaussianKernel(kernel.rows, 0, CV_32F);
+    const cv::Mat row = cv::getGaussianKernel(kernel.cols, 0, CV_32F);
+    const cv::Mat table = column * row.t();  // products of dyadic taps: exact
+    return cv::countNonZero(table != kernel) == 0;
+}
+
+/// Whether cv::filter2D filters a whole image with this kernel through its DFT (OpenCV 4.6:
+/// 130+ taps for u8 -> u8 and f32 -> f32 on SSE3 hosts, else 50+). It never does on a view.
+bool opencvFiltersByDft(const cv::Mat& kernel, int sourceDepth, int resultDepth)
+{
+    const bool fastDirect = cv::checkHardwareSupport(CV_CPU_SSE3) && sourceDepth == resultDepth &&
+                            (sourceDepth == CV_8U || sourceDepth == CV_32F);
+    return kernel.total() >= (fastDirect ? 130u : 50u);
+}
+
+} // namespace
+
+void conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output, CpuScratch& scratch)
 {
     validateConv2D(input, spec);
-    const int channels = input.channels();
-    ensureMemoryAvailable(elementCount(input) * sizeof(double) * (magnitudes ? 2 : 1), "conv2d sums");
-    cv::Mat sums(input.size(), CV_MAKETYPE(CV_64F, channels));
-    if (magnitudes) magnitudes->create(input.size(), CV_MAKETYPE(CV_64F, channels));
+    const int inDepth = input.depth(), outDepth = conv2dOutputDepth(input, spec), channels = input.channels();
     const cv::Mat kernel = effectiveKernel(spec);
-    visitDepth(input.depth(), "conv2d", [&](auto inTag) {
-        using In = decltype(inTag);
-        const auto storeSum = [&](int y, int x, int c, double sum, double) {
-            sums.ptr<double>(y)[x * channels + c] = sum;
-        };
-        if (!magnitudes) {
-            correlate<In, false>(input, kernel, spec.border, spec.borderValue, storeSum);
-            return;
+    // Rank-1 to within 1e-6 of the largest tap, as the GPU's separable variant takes it: the
+    // product of the factors then differs from a tap by far less than the acceptance rule allows
+    // (a Gaussian's float taps are rarely an exact product).
+    const std::optional<SeparableKernel> factors = separateKernel(kernel);
+    createChecked(output, input.rows, input.cols, CV_MAKETYPE(outDepth, channels), "conv2d output");
+    int border = toOpenCvBorder(spec.border);
+    // filter2D has no wrap mode and pads constants with 0: those borders are padded first.
+    const bool pad = spec.border == BorderMode::Wrap || (spec.border == BorderMode::Constant && spec.borderValue != 0);
+    const bool valueFitsDepth = inDepth == CV_32F || spec.border != BorderMode::Constant ||
+                                (spec.borderValue == std::floor(spec.borderValue) && spec.borderValue >= 0 &&
+                                 spec.borderValue <= (inDepth == CV_8U ? 255.0 : 65535.0));
+
+    // cv::GaussianBlur for its own kernels: whole-image, multi-threaded fixed point (exact sums,
+    // ties rounded up: the acceptance rule's exact ties).
+    if (!pad && !input.isSubmatrix() && inDepth != CV_32F && outDepth == inDepth && isOpenCvGaussianTable(kernel)) {
+        cv::GaussianBlur(input, output, kernel.size(), 0, 0, border);
+        return;
+    }
+
+    // The image the strips are views of: filters on a view read the real pixels around it.
+    cv::Mat source = input;
+    const bool floatSource = !valueFitsDepth;  // a padding value the depth cannot hold
+    if (floatSource) input.convertTo(scratch.buffer(0), CV_MAKETYPE(CV_32F, channels));
+    else if (input.isSubmatrix() && !pad) input.copyTo(scratch.buffer(0));  // pixels around a view are not its image's
+    if (floatSource || (input.isSubmatrix() && !pad)) source = scratch.buffer(0);
+    const int padY = kernel.rows / 2, padX = kernel.cols / 2;
+    if (pad) {
+        cv::copyMakeBorder(source, scratch.buffer(1), padY, padY, padX, padX, border, cv::Scalar::all(spec.borderValue));
+        source = scratch.buffer(1)(cv::Rect(padX, padY, input.cols, input.rows));
+        border = cv::BORDER_CONSTANT;  // never reached: the padding holds every neighbour
+    }
+
+    // Integer results are filtered in f32 and rounded by convertTo (ties to even, saturated, as
+    // the reference) unless OpenCV's own u8 path is exact for the kernel; else straight into the output.
+    const bool floatBlocks = outDepth != CV_32F && !(source.depth() == CV_8U && exactOnU8(kernel, factors));
+    const int resultDepth = floatBlocks ? CV_32F : outDepth;
+    const auto finish = [&](const cv::Mat& filtered, cv::Mat out) {
+        if (floatBlocks) {
+            // convertTo leaves the saturation of infinity undefined (huge taps): clamp first.
+            cv::min(filtered, outDepth == CV_8U ? 255.0 : 65535.0, filtered);
+            cv::max(filtered, 0.0, filtered);
+            filtered.convertTo(out, outDepth);
+        } else if (filtered.data != out.data) {
+            filtered.copyTo(out);
         }
-        correlate<In, true>(input, kernel, spec.border, spec.borderValue,
-                            [&](int y, int x, int c, double sum, double magnitude) {
-                                storeSum(y, x, c, sum, magnitude);
-                                magnitudes->ptr<double>(y)[x * channels + c] = magnitude;
-                            });
+    };
+
+    // A view takes filter2D's direct loop, whose float sums of that many u16 terms stray beyond
+    // the acceptance rule; the DFT's do not. So such kernels filter the whole (padded) image.
+    if (!factors && opencvFiltersByDft(kernel, source.depth(), resultDepth)) {
+        const cv::Mat whole = pad ? scratch.buffer(1) : source;
+        cv::Mat& result = pad || floatBlocks ? scratch.buffer(2) : output;
+        cv::filter2D(whole, result, resultDepth, kernel, cv::Point(-1, -1), 0, border);
+        finish(pad ? result(cv::Rect(padX, padY, input.cols, input.rows)) : result, output);
+        return;
+    }
+
+    const int rowsPerStrip = stripRows(kernel.rows);
+    const int strips = (input.rows + rowsPerStrip - 1) / rowsPerStrip;
+    cv::Mat* blocks = floatBlocks ? scratch.buffers(2, size_t(detail::pieceTasks(strips))) : nullptr;
+    if (floatBlocks)
+        ensureMemoryAvailable(uint64_t(detail::pieceTasks(strips)) * uint64_t(rowsPerStrip) * uint64_t(input.cols) *
+                                  uint64_t(channels) * sizeof(float),
+                              "conv2d (OpenCV, f32 blocks)");
+    detail::forEachPiece(strips, [&](int task, int strip) {
+        const cv::Range rows(strip * rowsPerStrip, std::min(input.rows, (strip + 1) * rowsPerStrip));
+        const cv::Mat in = source.rowRange(rows);
+        cv::Mat out = output.rowRange(rows);
+        cv::Mat filtered = out;
+        if (floatBlocks) {
+            blocks[task].create(rowsPerStrip, input.cols, CV_MAKETYPE(CV_32F, channels));
+            filtered = blocks[task].rowRange(0, rows.size());
+        }
+        if (factors)
+            cv::sepFilter2D(in, filtered, resultDepth, factors->row, factors->column, cv::Point(-1, -1), 0, border);
+        else
+            cv::filter2D(in, filtered, resultDepth, kernel, cv::Point(-1, -1), 0, border);
+        finish(filtered, out);
     });
-    return sums;
 }
 
 cv::Mat conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec)
 {
-    validateConv2D(input, spec);
-    const int outDepth = conv2dOutputDepth(input, spec);
-    const cv::Mat kernel = effectiveKernel(spec);
-    const int padY = kernel.rows / 2, padX = kernel.cols / 2;
-    const uint64_t paddedElements =
-        uint64_t(input.rows + 2 * padY) * uint64_t(input.cols + 2 * padX) * uint64_t(input.channels());
-    // f32 source (padded or not), the f32 result, and the output.
-    ensureMemoryAvailable(2 * paddedElements * sizeof(float) + elementCount(input) * CV_ELEM_SIZE1(outDepth),
-                          "conv2d (OpenCV, f32 working copies)");
-
-    cv::Mat source = input;
-    if (input.depth() != CV_32F) input.convertTo(source, CV_32F);
-    int border = toOpenCvBorder(spec.border);
-    const bool pad = spec.border == BorderMode::Wrap || (spec.border == BorderMode::Constant && spec.borderValue != 0);
-    if (pad) {
-        cv::Mat padded;
-        cv::copyMakeBorder(source, padded, padY, padY, padX, padX, border, cv::Scalar::all(spec.borderValue));
-        source = padded;
-        border = cv::BORDER_CONSTANT;  // only the cropped-away rim sees it
-    }
-
-    cv::Mat asFloat;
-    if (const auto factors = separateKernel(kernel, 0.0))
-        cv::sepFilter2D(source, asFloat, CV_32F, factors->row, factors->column, cv::Point(-1, -1), 0, border);
-    else
-        cv::filter2D(source, asFloat, CV_32F, kernel, cv::Point(-1, -1), 0, border);
-    if (pad) asFloat = asFloat(cv::Rect(padX, padY, input.cols, input.rows)).clone();
-
-    if (outDepth == CV_32F) return asFloat;
-    // convertTo rounds ties-to-even and saturates, as saturateRound does, but cvRound is
-    // undefined for infinities (huge taps), so clamp to the depth's range first.
-    const double hi = outDepth == CV_8U ? OutputLimits<uint8_t>::hi : OutputLimits<uint16_t>::hi;
-    cv::min(asFloat, hi, asFloat);
-    cv::max(asFloat, 0.0, asFloat);
     cv::Mat output;
-    asFloat.convertTo(output, outDepth);
+    CpuScratch scratch;
+    conv2dOpenCV(input, spec, output, scratch);
     return output;
 }
 

@@ -3,6 +3,8 @@
 #include "kernellab/error.hpp"
 #include "kernellab/image.hpp"
 
+#include "parallel.hpp"
+
 #include "text.hpp"
 
 #include <opencv2/core.hpp>
@@ -31,8 +33,9 @@ template <typename T> double luminanceOf(const T* pixel)
         return double(luminanceFloat(pixel[0], pixel[1], pixel[2]));
 }
 
-/// The finite [min, max] over every channel (and the luminance when wanted) of an f32 image.
-std::pair<float, float> finiteRange(const cv::Mat& input, bool withLuminance)
+/// The finite [min, max] over every channel (and the luminance when wanted) of rows [first, last)
+/// of an f32 image; lo > hi when none is finite.
+std::pair<float, float> finiteRange(const cv::Mat& input, bool withLuminance, int first, int last)
 {
     float lo = std::numeric_limits<float>::infinity(), hi = -lo;
     const auto include = [&](float v) {
@@ -41,7 +44,7 @@ std::pair<float, float> finiteRange(const cv::Mat& input, bool withLuminance)
         hi = std::max(hi, v);
     };
     const int channels = input.channels();
-    for (int y = 0; y < input.rows; ++y) {
+    for (int y = first; y < last; ++y) {
         const float* row = input.ptr<float>(y);
         for (int x = 0; x < input.cols; ++x) {
             const float* pixel = row + size_t(x) * size_t(channels);
@@ -52,69 +55,64 @@ std::pair<float, float> finiteRange(const cv::Mat& input, bool withLuminance)
     return {lo, hi};
 }
 
-HistogramResult emptyResult(const cv::Mat& input, const HistogramSpec& spec)
+/// The binning for `input`; an f32 input without a given range takes `range()`'s finite [min, max].
+template <typename FiniteRange>
+HistogramBinning binningWith(const cv::Mat& input, const HistogramSpec& spec, FiniteRange&& range)
 {
-    HistogramResult result;
-    result.binning = resolveBinning(input, spec);
+    validateHistogram(input, spec);
+    HistogramBinning b;  // u8: 256 bins over [0, 256)
+    if (input.depth() != CV_8U) {
+        b.bins = spec.bins;
+        if (spec.lo) {
+            // volatile: GCC 12 at -O2/-O3 vectorises this pair of double->float->double
+            // round trips and drops the narrowing, leaving lo and hi unrounded.
+            const volatile float lo = float(*spec.lo), hi = float(*spec.hi);
+            b.lo = lo;
+            b.hi = hi;
+        } else if (input.depth() == CV_16U) {
+            b.lo = 0;
+            b.hi = 65536;
+        } else {
+            const auto [lo, hi] = range();
+            const bool anyFinite = lo <= hi;
+            b.lo = anyFinite ? lo : 0.0;
+            b.hi = anyFinite ? std::nextafter(hi, std::numeric_limits<float>::infinity()) : 1.0;
+        }
+    }
+    b.scale = b.bins / (b.hi - b.lo);
+    b.offset = -b.lo * b.scale;
+    return b;
+}
+
+/// Clears `result` for `input` with `binning`, keeping its vectors' memory.
+void resetResult(const cv::Mat& input, const HistogramSpec& spec, const HistogramBinning& binning, HistogramResult& result)
+{
+    result.binning = binning;
     result.hasLuminance = hasLuminance(input, spec);
     result.labels = histogramLabels(input.channels(), result.hasLuminance);
     const size_t entries = result.labels.size();
-    result.counts.assign(entries, std::vector<uint64_t>(size_t(result.binning.bins), 0));
+    result.counts.resize(entries);
+    for (std::vector<uint64_t>& counts : result.counts) counts.assign(size_t(binning.bins), 0);
     result.outOfRange.assign(entries, 0);
     result.nanCount.assign(entries, 0);
-    return result;
 }
 
-/// The luminance plane for the OpenCV backend (see histogram.hpp for why f32 is computed here).
-cv::Mat luminancePlane(const cv::Mat& input)
+/// Pixels per strip of the OpenCV backend: strips stay in the cache between the passes over
+/// them (channels, NaN mask, luminance), and cv::calcHist counts in float, exact to 2^24.
+constexpr int kStripPixels = 1 << 18;
+
+/// The luminance of `strip` (a view of the input) into `plane` (a view of the same size).
+void luminanceOf(const cv::Mat& strip, cv::Mat& plane)
 {
-    cv::Mat luminance;
-    if (input.depth() != CV_32F) {
-        cv::cvtColor(input, luminance, input.channels() == 3 ? cv::COLOR_BGR2GRAY : cv::COLOR_BGRA2GRAY);
-        return luminance;
+    if (strip.depth() != CV_32F) {
+        cv::cvtColor(strip, plane, strip.channels() == 3 ? cv::COLOR_BGR2GRAY : cv::COLOR_BGRA2GRAY);
+        return;
     }
-    luminance.create(input.size(), CV_32F);
-    const size_t channels = size_t(input.channels());
-    for (int y = 0; y < input.rows; ++y) {
-        const float* pixel = input.ptr<float>(y);
-        float* out = luminance.ptr<float>(y);
-        for (int x = 0; x < input.cols; ++x, pixel += channels) out[x] = luminanceFloat(pixel[0], pixel[1], pixel[2]);
-    }
-    return luminance;
-}
-
-/// cv::calcHist keeps counts in int and returns them as float: exact up to 2^24, so
-/// each plane is counted in tiles of at most this many pixels.
-constexpr int kMaxTilePixels = 1 << 24;
-
-/// Adds one plane's counts, NaN and out-of-range values to `entry` of `result`.
-void countPlaneOpenCV(const cv::Mat& plane, HistogramResult& result, size_t entry)
-{
-    const HistogramBinning& b = result.binning;
-    const float range[] = {float(b.lo), float(b.hi)};  // exact: the bounds are float values
-    const float* ranges[] = {range};
-    const int channel = 0;
-    const bool mayHoldNan = plane.depth() == CV_32F;
-    const int tileRows = std::max(1, kMaxTilePixels / plane.cols), tileCols = std::min(plane.cols, kMaxTilePixels);
-    cv::Mat notNan, hist;
-    for (int y = 0; y < plane.rows; y += tileRows) {
-        for (int x = 0; x < plane.cols; x += tileCols) {
-            const cv::Mat tile = plane(cv::Rect(x, y, std::min(tileCols, plane.cols - x), std::min(tileRows, plane.rows - y)));
-            if (mayHoldNan) {
-                // calcHist would put NaN (which passes its range test) into bin 0; mask it out.
-                cv::compare(tile, tile, notNan, cv::CMP_EQ);
-                result.nanCount[entry] += tile.total() - uint64_t(cv::countNonZero(notNan));
-            }
-            cv::Mat outside;
-            cv::compare(tile, b.lo, outside, cv::CMP_LT);
-            result.outOfRange[entry] += uint64_t(cv::countNonZero(outside));
-            cv::compare(tile, b.hi, outside, cv::CMP_GE);
-            result.outOfRange[entry] += uint64_t(cv::countNonZero(outside));
-
-            cv::calcHist(&tile, 1, &channel, mayHoldNan ? notNan : cv::Mat(), hist, 1, &b.bins, ranges);
-            std::vector<uint64_t>& counts = result.counts[entry];
-            for (int bin = 0; bin < b.bins; ++bin) counts[size_t(bin)] += uint64_t(hist.at<float>(bin));
-        }
+    const size_t channels = size_t(strip.channels());
+    for (int y = 0; y < strip.rows; ++y) {
+        const float* pixel = strip.ptr<float>(y);
+        float* out = plane.ptr<float>(y);
+        for (int x = 0; x < strip.cols; ++x, pixel += channels) out[x] = luminanceFloat(pixel[0], pixel[1], pixel[2]);
     }
 }
 
@@ -141,29 +139,7 @@ void validateHistogram(const cv::Mat& input, const HistogramSpec& spec)
 
 HistogramBinning resolveBinning(const cv::Mat& input, const HistogramSpec& spec)
 {
-    validateHistogram(input, spec);
-    HistogramBinning b;  // u8: 256 bins over [0, 256)
-    if (input.depth() != CV_8U) {
-        b.bins = spec.bins;
-        if (spec.lo) {
-            // volatile: GCC 12 at -O2/-O3 vectorises this pair of double->float->double
-            // round trips and drops the narrowing, leaving lo and hi unrounded.
-            const volatile float lo = float(*spec.lo), hi = float(*spec.hi);
-            b.lo = lo;
-            b.hi = hi;
-        } else if (input.depth() == CV_16U) {
-            b.lo = 0;
-            b.hi = 65536;
-        } else {
-            const auto [lo, hi] = finiteRange(input, hasLuminance(input, spec));
-            const bool anyFinite = lo <= hi;
-            b.lo = anyFinite ? lo : 0.0;
-            b.hi = anyFinite ? std::nextafter(hi, std::numeric_limits<float>::infinity()) : 1.0;
-        }
-    }
-    b.scale = b.bins / (b.hi - b.lo);
-    b.offset = -b.lo * b.scale;
-    return b;
+    return binningWith(input, spec, [&] { return finiteRange(input, hasLuminance(input, spec), 0, input.rows); });
 }
 
 std::vector<std::string> histogramLabels(int channels, bool withLuminance)
@@ -179,9 +155,9 @@ std::vector<std::string> histogramLabels(int channels, bool withLuminance)
     return labels;
 }
 
-HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& spec)
+void histogramReference(const cv::Mat& input, const HistogramSpec& spec, HistogramResult& result)
 {
-    HistogramResult result = emptyResult(input, spec);
+    resetResult(input, spec, resolveBinning(input, spec), result);
     const HistogramBinning& b = result.binning;
     const int channels = input.channels();
     const auto add = [&](size_t entry, double v) {
@@ -204,19 +180,106 @@ HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& sp
             }
         }
     });
+}
+
+HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& spec)
+{
+    HistogramResult result;
+    histogramReference(input, spec, result);
     return result;
+}
+
+void histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec, HistogramResult& result, CpuScratch& scratch)
+{
+    validateHistogram(input, spec);
+    const bool isFloat = input.depth() == CV_32F;
+    const int channels = input.channels();
+    // Tiles of whole rows (or of one row's columns, for rows wider than a tile).
+    const int tileCols = std::min(input.cols, kStripPixels);
+    const int tileRows = std::max(1, std::min(kStripPixels / tileCols, input.rows));
+    const int rowTiles = (input.rows + tileRows - 1) / tileRows, colTiles = (input.cols + tileCols - 1) / tileCols;
+    const int tiles = rowTiles * colTiles;
+    const int tasks = detail::pieceTasks(tiles);
+    const auto tileOf = [&](int tile) {
+        const int y = tile / colTiles * tileRows, x = tile % colTiles * tileCols;
+        return cv::Rect(x, y, std::min(tileCols, input.cols - x), std::min(tileRows, input.rows - y));
+    };
+    const bool withLuminance = hasLuminance(input, spec);
+
+    const HistogramBinning binning = binningWith(input, spec, [&] {
+        std::vector<std::pair<float, float>> ranges(size_t(tasks), {INFINITY, -INFINITY});
+        detail::forEachPiece(rowTiles, [&](int task, int rowTile) {
+            const int first = rowTile * tileRows;
+            const auto [lo, hi] = finiteRange(input, withLuminance, first, std::min(input.rows, first + tileRows));
+            auto& [taskLo, taskHi] = ranges[size_t(task)];
+            taskLo = std::min(taskLo, lo);
+            taskHi = std::max(taskHi, hi);
+        });
+        std::pair<float, float> all{INFINITY, -INFINITY};
+        for (const auto& [lo, hi] : ranges) all = {std::min(all.first, lo), std::max(all.second, hi)};
+        return all;
+    });
+    resetResult(input, spec, binning, result);
+    const int entries = int(result.counts.size()), bins = binning.bins;
+    const float range[] = {float(binning.lo), float(binning.hi)};  // exact: the bounds are float values
+    const float* ranges[] = {range};
+
+    // Per task: [0] a plane (one channel or the luminance), [1] the NaN mask, [2] calcHist's
+    // counts, [3] the task's sums: one row per entry, bins + 1 columns (the last counts NaN).
+    cv::Mat* slots = scratch.buffers(0, 4 * size_t(tasks));
+    const auto slot = [&](int task, int which) -> cv::Mat& { return slots[4 * task + which]; };
+    for (int task = 0; task < tasks; ++task) {
+        createChecked(slot(task, 0), tileRows, tileCols, input.depth(), "histogram (OpenCV planes)");
+        createChecked(slot(task, 1), tileRows, tileCols, CV_8U, "histogram (OpenCV NaN masks)");
+        slot(task, 3).create(entries, bins + 1, CV_64F);
+        slot(task, 3).setTo(0);
+    }
+
+    detail::forEachPiece(tiles, [&](int task, int tile) {
+        const cv::Rect area = tileOf(tile);
+        const cv::Mat pixels = input(area);
+        cv::Mat plane = slot(task, 0)(cv::Rect(0, 0, area.width, area.height));
+        cv::Mat mask = slot(task, 1)(cv::Rect(0, 0, area.width, area.height));
+        cv::Mat& sums = slot(task, 3);
+        for (int entry = 0; entry < entries; ++entry) {
+            // calcHist reads one channel of interleaved pixels itself; f32 needs the channel
+            // alone for its NaN mask (calcHist would bin NaN, which passes its range test).
+            const bool ownPlane = entry == channels || (isFloat && channels > 1);
+            if (entry == channels) luminanceOf(pixels, plane);
+            else if (ownPlane) cv::extractChannel(pixels, plane, entry);
+            const cv::Mat& source = ownPlane ? plane : pixels;
+            const int channel = ownPlane ? 0 : entry;
+            if (isFloat) {
+                cv::compare(source, source, mask, cv::CMP_EQ);
+                sums.at<double>(entry, bins) += double(source.total() - size_t(cv::countNonZero(mask)));
+            }
+            cv::Mat& hist = slot(task, 2);
+            cv::calcHist(&source, 1, &channel, isFloat ? mask : cv::Mat(), hist, 1, &bins, ranges);
+            cv::Mat binSums = sums.row(entry).colRange(0, bins);
+            cv::add(binSums, hist.reshape(1, 1), binSums, cv::noArray(), CV_64F);
+        }
+    });
+
+    const uint64_t pixels = uint64_t(input.total());
+    for (int entry = 0; entry < entries; ++entry) {
+        std::vector<uint64_t>& counts = result.counts[size_t(entry)];
+        for (int task = 0; task < tasks; ++task) {
+            const double* sums = slot(task, 3).ptr<double>(entry);
+            for (int bin = 0; bin < bins; ++bin) counts[size_t(bin)] += uint64_t(sums[bin]);
+            result.nanCount[size_t(entry)] += uint64_t(sums[bins]);
+        }
+        uint64_t binned = 0;
+        for (uint64_t count : counts) binned += count;
+        // What is neither binned nor NaN lies outside [lo, hi).
+        result.outOfRange[size_t(entry)] = pixels - binned - result.nanCount[size_t(entry)];
+    }
 }
 
 HistogramResult histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec)
 {
-    HistogramResult result = emptyResult(input, spec);
-    const uint64_t planeBytes = uint64_t(input.total()) * input.elemSize1();
-    ensureMemoryAvailable(planeBytes * uint64_t(input.channels() + (result.hasLuminance ? 1 : 0)),
-                          "histogram (OpenCV planes)");
-    std::vector<cv::Mat> planes;
-    cv::split(input, planes);
-    if (result.hasLuminance) planes.push_back(luminancePlane(input));
-    for (size_t entry = 0; entry < planes.size(); ++entry) countPlaneOpenCV(planes[entry], result, entry);
+    HistogramResult result;
+    CpuScratch scratch;
+    histogramOpenCV(input, spec, result, scratch);
     return result;
 }
 

@@ -79,6 +79,13 @@ void ensureMemoryAvailable(uint64_t bytes, const std::string& what)
                           " of memory is available");
 }
 
+void createChecked(cv::Mat& m, int rows, int cols, int type, const std::string& what)
+{
+    if (m.rows == rows && m.cols == cols && m.type() == type) return;
+    ensureMemoryAvailable(uint64_t(rows) * uint64_t(cols) * uint64_t(CV_ELEM_SIZE(type)), what);
+    m.create(rows, cols, type);
+}
+
 std::string formatBytes(uint64_t bytes)
 {
     static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

@@ -1,6 +1,7 @@
 #include "kernellab/signal.hpp"
 
 #include "kernellab/error.hpp"
+#include "kernellab/image.hpp"
 
 #include "text.hpp"
 
@@ -28,13 +29,29 @@ void validateSignal(const Signal& s, const std::string& what)
                               std::to_string(s.channels) + " channels x " + std::to_string(s.frames) + " frames");
 }
 
-std::vector<float> toInterleaved(const Signal& s)
+void reshapeSignal(Signal& s, int channels, size_t frames, double rate, const std::string& what)
 {
-    std::vector<float> interleaved(s.data.size());
+    const size_t samples = size_t(channels) * frames;
+    if (samples > s.data.capacity()) ensureMemoryAvailable(uint64_t(samples) * sizeof(float), what);
+    s.data.resize(samples);
+    s.channels = channels;
+    s.frames = frames;
+    s.sampleRate = rate;
+}
+
+void toInterleaved(const Signal& s, std::vector<float>& interleaved)
+{
+    interleaved.resize(s.data.size());
     for (int c = 0; c < s.channels; ++c) {
         const float* planar = s.channel(c);
         for (size_t f = 0; f < s.frames; ++f) interleaved[f * size_t(s.channels) + size_t(c)] = planar[f];
     }
+}
+
+std::vector<float> toInterleaved(const Signal& s)
+{
+    std::vector<float> interleaved;
+    toInterleaved(s, interleaved);
     return interleaved;
 }
 

@@ -2,8 +2,6 @@
 
 #include "kernellab/error.hpp"
 
-#include <opencv2/core/utility.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -38,11 +36,6 @@ TimingStats timeCpu(const std::function<void()>& work, int repetitions, int warm
         samples.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
     }
     return summarize(std::move(samples));
-}
-
-int cpuThreadCount()
-{
-    return cv::getNumThreads();
 }
 
 } // namespace kl

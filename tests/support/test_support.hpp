@@ -2,6 +2,7 @@
 // Shared helpers for the Qt Test suites: sample paths, random inputs, and the
 // comparison rules the README states (exact for integer depths away from
 // rounding ties, relative error for f32).
+#include "kernellab/acceptance.hpp"
 #include "kernellab/conv1d.hpp"
 #include "kernellab/conv2d.hpp"
 #include "kernellab/histogram.hpp"
@@ -44,44 +45,20 @@ void addDepthChannelRows();
 /// QString for QVERIFY2 messages.
 inline QByteArray msg(const std::string& s) { return QByteArray::fromStdString(s); }
 
-// ---- Acceptance rules (the README quotes them) ------------------------------
-//
-// Integer results (conv2d u8/u16): equal to the reference, except that a difference
-// of exactly 1 is accepted where the reference's unrounded f64 sum s lies within
-// kTieRelTolerance * sum|K(i,j) * in| + kTieAbsTolerance of a tie k + 0.5: another
-// correct summation order may round such an s the other way. Those elements are
-// counted and must be rare: at most 1 + 0.1% of the elements (u8), 1 + 1% (u16, whose
-// full-range sums in float are only good to about 2^-8).
-// Float results (conv2d f32, conv1d): max|a - b| <= kFloatRelTolerance * max|reference|.
-// Histograms and transposes: identical.
-constexpr double kTieRelTolerance = 1e-6;
-constexpr double kTieAbsTolerance = 1e-9;
-constexpr double kFloatRelTolerance = 1e-5;
+// ---- Acceptance rules: kernellab/acceptance.hpp (the README quotes them) ------
 
-/// The outcome of one acceptance check.
-struct Verdict {
-    std::string failure;          ///< empty when the rule holds, else the first reason
-    uint64_t elements = 0;
-    uint64_t tieDifferences = 0;  ///< integer results: accepted differences at ties
-    double relativeError = 0;     ///< float results: max|a - b| / max|reference|
-    [[nodiscard]] bool passed() const { return failure.empty(); }
-};
-
-/// The integer rule for any op: `sums` and `magnitudes` (CV_64F, the results' shape and
-/// channel count) are the reference's unrounded values and sum|terms|.
-Verdict compareRounded(const cv::Mat& actual, const cv::Mat& reference, const cv::Mat& sums,
-                       const cv::Mat& magnitudes);
-/// The conv2d rule: f32 by relative error; u8/u16 by compareRounded, with the sums from
-/// kl::conv2dReferenceSums (computed only when the results differ).
-Verdict checkConv2D(const cv::Mat& actual, const cv::Mat& reference, const cv::Mat& input,
-                    const kl::Conv2DSpec& spec);
+/// kl::acceptConv2D against the reference with the one-backend float tolerance, and on random
+/// inputs (where a sum near a tie is rare) at most 1 + 0.1% (u8) or 1 + 1% (u16, whose
+/// full-range sums in float are only good to about 2^-8) of the elements differing near ties.
+kl::Verdict checkConv2D(const cv::Mat& actual, const cv::Mat& reference, const cv::Mat& input,
+                        const kl::Conv2DSpec& spec);
 
 /// numpy.convolve(x, taps, mode), summed in double straight from the definition.
 std::vector<double> convolveDirect(const float* x, size_t frames, const std::vector<float>& taps,
                                    kl::Conv1DMode mode);
 /// The float rule for a conv1d result against convolveDirect on every channel (and the
 /// output shape and sample rate).
-Verdict checkConv1D(const kl::Signal& actual, const kl::Signal& input, const kl::Conv1DSpec& spec);
+kl::Verdict checkConv1D(const kl::Signal& actual, const kl::Signal& input, const kl::Conv1DSpec& spec);
 
 /// Empty when the two results are identical (binning, labels, counts, outOfRange,
 /// nanCount), else the first difference.

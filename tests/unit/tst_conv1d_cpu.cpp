@@ -75,7 +75,7 @@ private slots:
         const Conv1DSpec spec = specOf(kltest::randomSignal(taps, 1, kRate, taps).data, Conv1DMode(mode));
         for (const auto& [backend, output] :
              {std::pair{"reference", kl::conv1dReference(input, spec)}, std::pair{"opencv", kl::conv1dOpenCV(input, spec)}}) {
-            const kltest::Verdict verdict = kltest::checkConv1D(output, input, spec);
+            const kl::Verdict verdict = kltest::checkConv1D(output, input, spec);
             QVERIFY2(verdict.passed(), kltest::msg(std::string(backend) + ": " + verdict.failure));
         }
     }

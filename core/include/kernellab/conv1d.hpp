@@ -7,6 +7,7 @@
 //   Same  -> full[(min(N,M)-1)/2, + max(N,M))   (length max(N, M))
 //   Valid -> full[min(N,M)-1, max(N,M))         (length max(N,M) - min(N,M) + 1)
 // Samples outside the signal are zero. float32 in and out; the sample rate is kept.
+#include "kernellab/cpu.hpp"
 #include "kernellab/signal.hpp"
 
 #include <cstddef>
@@ -35,11 +36,18 @@ std::string toString(Conv1DMode mode);            // "full", "same", "valid"
 Conv1DMode parseConv1DMode(const std::string& name);
 std::vector<Conv1DMode> allConv1DModes();
 
-/// Plain single-threaded loop accumulating in float, as the naive GPU kernel does.
+/// Plain single-threaded loop accumulating in float, as the naive GPU kernel does, into `output`
+/// (its buffer reused).
+void conv1dReference(const Signal& input, const Conv1DSpec& spec, Signal& output);
 Signal conv1dReference(const Signal& input, const Conv1DSpec& spec);
-/// cv::filter2D on each channel (OpenCV switches to a DFT for long kernels): the longer
-/// of signal and taps, zero-padded, correlated with the reversed shorter one (convolution
-/// commutes), and the mode's slice taken from the full result.
+/// What an expert OpenCV user writes, into `output` with `scratch` kept between calls: the
+/// longer of signal and taps filtered by the shorter (convolution commutes), in pieces of about
+/// 2^16 outputs (fixed by the sizes, never by the thread count) under cv::parallel_for_. A piece
+/// is a block of rows, each holding its outputs' inputs with the halo, zero beyond the signal:
+/// under 128 taps cv::filter2D correlates the block with the reversed taps (OpenCV filters many
+/// short rows far faster than one long one); from 128 taps on, each row goes through cv::dft,
+/// cv::mulSpectrums with the taps' spectrum and back (overlap-save).
+void conv1dOpenCV(const Signal& input, const Conv1DSpec& spec, Signal& output, CpuScratch& scratch);
 Signal conv1dOpenCV(const Signal& input, const Conv1DSpec& spec);
 
 // ---- presets -------------------------------------------------------------

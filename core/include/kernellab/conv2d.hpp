@@ -13,9 +13,9 @@
 // The reference accumulates the sum s in double, converts it to float, then
 // applies saturateRound. Backends that sum in another order or precision can round
 // an s near a tie k + 0.5 the other way, so for integer outputs the tests accept a
-// difference of 1 where s lies within 1e-6 * sum|K * in| + 1e-9 of a tie (see
-// conv2dReferenceSums and tests/support/test_support.hpp).
+// difference of 1 at a tie (see conv2dReferenceSumAt and acceptance.hpp).
 #include "kernellab/border.hpp"
+#include "kernellab/cpu.hpp"
 
 #include <opencv2/core/mat.hpp>
 
@@ -72,23 +72,36 @@ struct IntegerSeparableKernel {
 /// rounds exactly as the reference does.
 std::optional<IntegerSeparableKernel> integerSeparableKernel(const cv::Mat& kernel, int fractionBits);
 
-/// Plain single-threaded loops (accumulating in double), mirroring the naive GPU kernel.
+/// Plain single-threaded loops (accumulating in double), mirroring the naive GPU kernel, into
+/// `output` (reused when it already has the result's size and type).
+void conv2dReference(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output);
 cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec);
-/// The reference's unrounded sums s as CV_64F (the input's channel count) and, when
-/// `magnitudes` is given, sum |K(i,j) * in(...)| per element there (CV_64F): what the
-/// tests need to tell a rounding tie from a real difference.
-cv::Mat conv2dReferenceSums(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat* magnitudes = nullptr);
-/// cv::sepFilter2D when separateKernel splits the kernel exactly (tolerance 0: box,
-/// Sobel, Scharr, OpenCV's fixed Gaussian tables, 1xN / Nx1...), else cv::filter2D,
-/// both in CV_32F (u8/u16 inputs are converted first: OpenCV's integer paths use fixed
-/// point, which rounds differently away from ties). cv::copyMakeBorder pads first for
-/// Wrap and for a non-zero Constant value (filter2D has no wrap mode and pads constants
-/// with 0); the other modes are filter2D's own. u8/u16 results are then rounded
-/// ties-to-even and saturated (convertTo). Summing in float, OpenCV may round a near-tie
-/// result the other way from the reference (the tests' tie rule, README).
-/// Non-finite f32 inputs: for kernels of 50+ taps filter2D goes through a DFT, which
-/// spreads a NaN/inf over the whole image; the reference only over the outputs whose
-/// window contains it.
+/// The reference's unrounded sum at output element (y, x, channel c), and sum |K(i,j) * in(...)|
+/// in `magnitude` when given (what the acceptance rule needs where two results differ).
+double conv2dReferenceSumAt(const cv::Mat& input, const Conv2DSpec& spec, int y, int x, int c,
+                            double* magnitude = nullptr);
+/// What an expert OpenCV user writes, into `output` (reused when it has the result's size and
+/// type) with `scratch` kept between calls:
+/// - cv::GaussianBlur on the whole image for its own kernels (the sigma-0 3, 5 and 7 tables) on
+///   u8/u16 in and out: OpenCV's multi-threaded fixed point, exact sums rounded half up.
+/// - Otherwise row strips (fixed by the kernel and image, never by the thread count) under
+///   cv::parallel_for_, each cv::sepFilter2D when separateKernel splits the kernel (to within
+///   1e-6 of its largest tap) or cv::filter2D, on a view of the whole image, so that every strip reads the
+///   real pixels around it and the result does not depend on the strips (nor on the threads).
+///   u8 is read directly and, where OpenCV's u8 path is exact for the kernel (every partial sum
+///   fits float's 24 bits; a separable kernel's factors have at most 8 fractional bits, which
+///   sepFilter2D's fixed point keeps), written directly; f32 results likewise. Other integer
+///   results are filtered into per-thread f32 blocks and rounded by convertTo (ties to even,
+///   saturated, as the reference), so that near ties round as in the f32 path.
+///   Kernels that filter2D would run through its DFT on a whole image (50+ taps; 130+ for
+///   u8 -> u8 and f32 -> f32) filter the whole image: on a view it takes its direct loop, whose
+///   float sums of that many u16 terms stray beyond the acceptance rule.
+/// - Wrap and a non-zero Constant border pad the image first (cv::copyMakeBorder into scratch;
+///   through f32 when the constant is not a value of the input's depth).
+/// Summing in float, OpenCV may round a near-tie result the other way from the reference (the
+/// acceptance rule, acceptance.hpp). Non-finite f32 inputs: through the DFT a NaN/inf spreads
+/// over the whole image; the reference only over the outputs whose window contains it.
+void conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output, CpuScratch& scratch);
 cv::Mat conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec);
 
 // ---- presets -------------------------------------------------------------

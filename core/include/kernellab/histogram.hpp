@@ -16,6 +16,7 @@
 //   Luminance (3 or 4 channels, BGR order, alpha ignored) is binned with the same
 //   rule; see luminanceFixed / luminanceFloat.
 // Counts are 64-bit.
+#include "kernellab/cpu.hpp"
 #include "kernellab/host_device.hpp"
 
 #include <opencv2/core/mat.hpp>
@@ -93,15 +94,19 @@ KL_HD inline float luminanceFloat(float b, float g, float r)
 #endif
 }
 
-/// Plain single-threaded loop.
+/// Plain single-threaded loop, into `result` (its vectors reused).
+void histogramReference(const cv::Mat& input, const HistogramSpec& spec, HistogramResult& result);
 HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& spec);
-/// cv::calcHist per channel, NaN/out-of-range counted with cv::compare + cv::countNonZero.
-/// Luminance: cv::cvtColor for u8/u16 (bit-exact with luminanceFixed); for f32 it is
-/// computed with luminanceFloat, because cvtColor's f32 path uses fused multiply-adds
-/// in its SIMD code (which code runs depends on the CPU) and differs in the last bit.
-/// calcHist's own rule equals histogramBin for in-range values (same double a, b and
-/// clamp), but it bins NaN into bin 0, so NaN is masked out; its counts are floats,
-/// exact to 2^24, so it runs on tiles of at most 2^24 pixels.
+/// What an expert OpenCV user writes, into `result` with `scratch` kept between calls: tiles of
+/// about 2^18 pixels (fixed by the image, never by the thread count) under cv::parallel_for_,
+/// each counted per channel by cv::calcHist straight from the interleaved pixels into per-thread
+/// sums, NaN masked out (cv::compare) for f32; the luminance per tile by cv::cvtColor for u8/u16
+/// (bit-exact with luminanceFixed) and by luminanceFloat for f32, because cvtColor's f32 path
+/// uses fused multiply-adds in its SIMD code and differs in the last bit; the f32 auto range
+/// found on the same tiles. calcHist's own rule equals histogramBin for in-range values (same
+/// double a, b and clamp); its float counts are exact on tiles this small. Out-of-range counts
+/// are what is neither binned nor NaN.
+void histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec, HistogramResult& result, CpuScratch& scratch);
 HistogramResult histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec);
 
 } // namespace kl

@@ -26,6 +26,9 @@ std::string describeImage(const cv::Mat& img);
 uint64_t availableMemoryBytes();
 /// Throws kl::OutOfMemory, with the estimate in the message, when `bytes` exceed what is available.
 void ensureMemoryAvailable(uint64_t bytes, const std::string& what);
+/// m.create(rows, cols, type), first checking with ensureMemoryAvailable when that allocates
+/// (a matrix of that size and type is reused as it is).
+void createChecked(cv::Mat& m, int rows, int cols, int type, const std::string& what);
 /// Human-readable size, "1.5 GiB".
 std::string formatBytes(uint64_t bytes);
 

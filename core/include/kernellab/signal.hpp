@@ -25,7 +25,12 @@ struct Signal {
 /// a positive sample rate and data.size() == channels * frames.
 void validateSignal(const Signal& s, const std::string& what = "signal");
 
-/// Planar -> interleaved (frame-major: f0c0 f0c1 ... f1c0 ...).
+/// Gives `s` the shape channels x frames at `rate`, keeping its sample buffer's memory (its
+/// contents are then undefined); checks with ensureMemoryAvailable when the buffer must grow.
+void reshapeSignal(Signal& s, int channels, size_t frames, double rate, const std::string& what);
+
+/// Planar -> interleaved (frame-major: f0c0 f0c1 ... f1c0 ...), into `interleaved` (reused).
+void toInterleaved(const Signal& s, std::vector<float>& interleaved);
 std::vector<float> toInterleaved(const Signal& s);
 /// Interleaved (frames x channels) -> planar Signal.
 Signal fromInterleaved(const float* interleaved, size_t frames, int channels, double sampleRate);

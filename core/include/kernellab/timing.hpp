@@ -16,7 +16,4 @@ TimingStats summarize(std::vector<double> samplesMs);
 /// Runs `work` warmup times untimed, then `repetitions` times under a steady clock.
 TimingStats timeCpu(const std::function<void()>& work, int repetitions, int warmup = 1);
 
-/// Threads the CPU OpenCV backend uses (cv::getNumThreads()).
-int cpuThreadCount();
-
 } // namespace kl

@@ -8,9 +8,12 @@
 
 namespace kl {
 
-/// Plain single-threaded loop over pixels.
+/// Plain single-threaded loop over pixels, into `output` (reused when it has the result's size and type).
+void transposeReference(const cv::Mat& input, cv::Mat& output);
 cv::Mat transposeReference(const cv::Mat& input);
-/// cv::transpose.
+/// What an expert OpenCV user writes, into `output`: cv::transpose on 64x64 tiles under
+/// cv::parallel_for_, each tile in cache while it is read and written.
+void transposeOpenCV(const cv::Mat& input, cv::Mat& output);
 cv::Mat transposeOpenCV(const cv::Mat& input);
 
 } // namespace kl
