@@ -80,7 +80,7 @@ app::RunRequest benchRequest(app::Op op, const BenchOpSettings& s, int cols, int
     app::RunRequest request;
     app::loadInput(request, map);
     app::configureRequest(request, map);
-    request.measureCopyBandwidth = false;
+    request.measureRoofs = false;
     return request;
 }
 
@@ -98,19 +98,7 @@ QString verify(const app::RunRequest& request, const app::BackendResult& actual,
 {
     const std::optional<Comparison> c = app::compareResults(actual, reference);
     if (!c) return QStringLiteral("no output to compare");
-    return app::disagreement(request, *c);
-}
-
-double movedBytes(const app::RunRequest& request, const app::BackendResult& result)
-{
-    const double input = request.image.empty() ? double(request.signal.data.size() * sizeof(float))
-                                               : double(request.image.total() * request.image.elemSize());
-    double output = 0;
-    if (!result.image.empty()) output = double(result.image.total() * result.image.elemSize());
-    else if (!result.signal.empty()) output = double(result.signal.data.size() * sizeof(float));
-    else if (!result.interleaved.empty()) output = double(result.interleaved.size() * sizeof(float));
-    // Histogram counts are a few KiB: the input dominates.
-    return input + output;
+    return app::disagreement(request, actual, reference, *c);
 }
 
 bool referenceIsAffordable(const app::RunRequest& request)

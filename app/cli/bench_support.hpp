@@ -36,9 +36,6 @@ app::BackendResult runBackend(const app::RunRequest& request, app::Backend backe
 /// Empty when `actual` agrees with `reference` within the op's tolerance, else what differs.
 QString verify(const app::RunRequest& request, const app::BackendResult& actual, const app::BackendResult& reference);
 
-/// Bytes a CPU backend reads and writes (input + output) for GB/s columns.
-double movedBytes(const app::RunRequest& request, const app::BackendResult& result);
-
 /// Whether the plain reference loops are cheap enough (elements x taps) to verify against.
 bool referenceIsAffordable(const app::RunRequest& request);
 

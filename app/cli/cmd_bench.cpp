@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 
 #include <cmath>
+#include <map>
 
 namespace kl::cli {
 
@@ -28,6 +29,8 @@ struct BenchOptions {
     std::vector<app::Backend> backends;
     BenchOpSettings op;
     int cpuRepetitions = 3, cpuWarmup = 1, gpuRepetitions = 20, gpuWarmup = 3;
+    int cpuThreads = hardwareThreads();
+    std::vector<int> scalingThreads;  ///< --thread-scaling: cpu-opencv also at these counts
     bool quick = false, requireGpu = false, quiet = false;
     QString outDir, dumpDir;
 };
@@ -35,17 +38,18 @@ struct BenchOptions {
 struct Bandwidth {
     double deviceCopyGBs = 0;
     gpu::Engine::TransferRates pageable, pinned;
+    std::map<int, double> hostGBs;  ///< host memory copy (read + write) per CPU thread count
 };
 
 struct BenchRow {
     QString op, backend, variant, size, depth, memory;
-    int width = 0, height = 0, channels = 0, streams = 0;
+    int width = 0, height = 0, channels = 0, streams = 0, cpuThreads = 0;
     size_t frames = 0;
     QString error;            ///< empty when the row ran and verified
     QString verifiedAgainst;  ///< the CPU backend the output was checked against
     double maxAbsError = 0;
     TimingStats kernel, endToEnd;
-    double gbs = 0, copyPct = 0, endToEndGBs = 0, speedupKernel = 0, speedupEndToEnd = 0;
+    double gbs = 0, copyPct = 0, hostPct = 0, endToEndGBs = 0, speedupKernel = 0, speedupEndToEnd = 0;
     QString inputFile, kernelFile;
 };
 
@@ -105,7 +109,16 @@ BenchOptions parseOptions(const QCommandLineParser& parser)
     if (std::find(o.backends.begin(), o.backends.end(), app::Backend::CpuOpenCV) == o.backends.end())
         o.backends.insert(o.backends.begin(), app::Backend::CpuOpenCV);
     o.cpuRepetitions = intOption(parser, QStringLiteral("cpu-repetitions"), o.quick ? 1 : 3, 1);
-    o.cpuWarmup = o.quick ? 0 : 1;
+    o.cpuWarmup = 1;  // the untimed run allocates the outputs: never inside the timed runs
+    if (parser.isSet(QStringLiteral("cpu-threads"))) {
+        bool ok = false;
+        o.cpuThreads = parser.value(QStringLiteral("cpu-threads")).toInt(&ok);
+        if (!ok)
+            throw CliError(kExitBadArguments,
+                           "--cpu-threads: '" + parser.value(QStringLiteral("cpu-threads")) + "' is not a whole number");
+        validateCpuThreads(o.cpuThreads);
+    }
+    if (parser.isSet(QStringLiteral("thread-scaling"))) o.scalingThreads = threadScalingCounts(o.cpuThreads);
     o.gpuRepetitions = intOption(parser, QStringLiteral("repetitions"), o.quick ? 5 : 20, 1);
     o.gpuWarmup = intOption(parser, QStringLiteral("warmup"), o.quick ? 1 : 3, 0);
     o.op = benchOpSettings(parser);
@@ -149,7 +162,8 @@ public:
         : o_(std::move(options)), engine_(engine), bandwidth_(bandwidth), progress_(progress)
     {
         const auto steps = [&](app::Op op) {
-            const double cpu = double(o_.backends.size()) - (has(o_.backends, app::Backend::Gpu) ? 1 : 0);
+            const double cpu = double(o_.backends.size()) - (has(o_.backends, app::Backend::Gpu) ? 1 : 0) +
+                               double(o_.scalingThreads.size());
             const double gpu = engine_ ? double(variantsToRun(op, o_.variants).size()) *
                                              double(2 + o_.memories.size() * o_.streams.size())
                                        : 0.0;
@@ -245,6 +259,7 @@ private:
     {
         request.cpuRepetitions = o_.cpuRepetitions;
         request.cpuWarmup = o_.cpuWarmup;
+        request.cpuThreads = o_.cpuThreads;
         dumpInputs(request);
         const QString label = app::toString(request.op) + QLatin1Char(' ') + baseRow(request, {}).size + QLatin1Char(' ') +
                               baseRow(request, {}).depth;
@@ -266,29 +281,22 @@ private:
         if (!reference && referenceIsAffordable(request)) {
             app::RunRequest once = request;
             once.cpuRepetitions = 1;
-            once.cpuWarmup = 0;
             untimedReference = runBackend(once, app::Backend::CpuReference);
             if (untimedReference->ok()) reference = &*untimedReference;
         }
         if (!reference && openCv && openCv->ok()) reference = openCv;
-        const double baselineMs = openCv && openCv->ok() ? openCv->time.medianMs : 0;
+        // Speed-ups are against the fastest CPU backend of this run.
+        double baselineMs = 0;
+        for (const app::BackendResult& r : cpu)
+            if (r.ok() && (baselineMs == 0 || r.time.medianMs < baselineMs)) baselineMs = r.time.medianMs;
 
-        for (const app::BackendResult& r : cpu) {
-            BenchRow row = baseRow(request, app::toString(r.backend));
-            row.variant = QStringLiteral("-");
-            if (!r.ok()) {
-                fail(row, r.error);
-            } else {
-                row.endToEnd = r.time;
-                row.gbs = movedBytes(request, r) / (r.time.medianMs * 1e6);
-                row.speedupEndToEnd = baselineMs / r.time.medianMs;
-                if (reference && reference != &r) {
-                    row.verifiedAgainst = app::toString(reference->backend);
-                    const QString problem = verify(request, r, *reference);
-                    if (!problem.isEmpty()) fail(row, "output differs from " + row.verifiedAgainst + ": " + problem);
-                }
-            }
-            rows_.push_back(row);
+        for (const app::BackendResult& r : cpu) cpuRow(request, r, reference, baselineMs, o_.cpuThreads);
+        for (int threads : o_.scalingThreads) {
+            if (threads == o_.cpuThreads) continue;  // timed above
+            step(label + QStringLiteral(": cpu-opencv on %1 thread(s)").arg(threads));
+            app::RunRequest scaled = request;
+            scaled.cpuThreads = threads;
+            cpuRow(scaled, runBackend(scaled, app::Backend::CpuOpenCV), reference, baselineMs, threads);
         }
         if (!engine_ || !has(o_.backends, app::Backend::Gpu)) return;
         for (const QString& variant : variantsToRun(request.op, o_.variants)) {
@@ -300,6 +308,29 @@ private:
             }
             benchVariant(request, variant, reference, baselineMs, label);
         }
+    }
+
+    void cpuRow(const app::RunRequest& request, const app::BackendResult& r, const app::BackendResult* reference,
+                double baselineMs, int threads)
+    {
+        BenchRow row = baseRow(request, app::toString(r.backend));
+        row.variant = QStringLiteral("-");
+        row.cpuThreads = threads;
+        if (!r.ok()) {
+            fail(row, r.error);
+        } else {
+            row.endToEnd = r.time;
+            row.gbs = app::cpuGBs(request, r);
+            const auto host = bandwidth_.hostGBs.find(threads);
+            row.hostPct = host != bandwidth_.hostGBs.end() && host->second > 0 ? 100 * row.gbs / host->second : 0;
+            row.speedupEndToEnd = baselineMs / r.time.medianMs;
+            if (reference && reference->backend != r.backend) {
+                row.verifiedAgainst = app::toString(reference->backend);
+                const QString problem = verify(request, r, *reference);
+                if (!problem.isEmpty()) fail(row, "output differs from " + row.verifiedAgainst + ": " + problem);
+            }
+        }
+        rows_.push_back(row);
     }
 
     void benchVariant(app::RunRequest request, const QString& variant, const app::BackendResult* reference,
@@ -381,14 +412,18 @@ Table benchTable(const std::vector<BenchRow>& rows)
 {
     Table t;
     t.header = QStringList{QStringLiteral("op"), QStringLiteral("backend"), QStringLiteral("variant"), QStringLiteral("size"),
-                           QStringLiteral("depth"), QStringLiteral("memory"), QStringLiteral("streams"),
-                           QStringLiteral("kernel ms"), QStringLiteral("GB/s"), QStringLiteral("% copy"),
+                           QStringLiteral("depth"), QStringLiteral("threads"), QStringLiteral("memory"),
+                           QStringLiteral("streams"), QStringLiteral("kernel ms"), QStringLiteral("GB/s"),
+                           QStringLiteral("% copy"), QStringLiteral("% host"),
                            QStringLiteral("end-to-end ms"), QStringLiteral("speedup kernel"),
                            QStringLiteral("speedup e2e"), QStringLiteral("check")};
     for (const BenchRow& r : rows)
-        t.rows.push_back({r.op, r.backend, r.variant, r.size, r.depth, r.memory.isEmpty() ? QStringLiteral("-") : r.memory,
+        t.rows.push_back({r.op, r.backend, r.variant, r.size, r.depth,
+                          r.cpuThreads ? QString::number(r.cpuThreads) : QStringLiteral("-"),
+                          r.memory.isEmpty() ? QStringLiteral("-") : r.memory,
                           r.streams ? QString::number(r.streams) : QStringLiteral("-"), formatMs(r.kernel.medianMs),
                           formatRate(r.gbs), r.copyPct > 0 ? QString::number(r.copyPct, 'f', 1) : QStringLiteral("-"),
+                          r.hostPct > 0 ? QString::number(r.hostPct, 'f', 1) : QStringLiteral("-"),
                           formatMs(r.endToEnd.medianMs), ratio(r.speedupKernel), ratio(r.speedupEndToEnd),
                           !r.error.isEmpty() ? QStringLiteral("FAILED")
                                              : (r.verifiedAgainst.isEmpty() ? QStringLiteral("-")
@@ -412,6 +447,8 @@ QJsonObject toJson(const BenchRow& r)
             {QStringLiteral("channels"), r.channels},
             {QStringLiteral("memory"), textOrNull(r.memory)},
             {QStringLiteral("streams"), r.streams ? QJsonValue(r.streams) : QJsonValue(QJsonValue::Null)},
+            {QStringLiteral("cpu_threads"), r.cpuThreads ? QJsonValue(r.cpuThreads) : QJsonValue(QJsonValue::Null)},
+            {QStringLiteral("host_bandwidth_pct"), nullIfZero(r.hostPct)},
             {QStringLiteral("ok"), r.error.isEmpty()},
             {QStringLiteral("error"), textOrNull(r.error)},
             {QStringLiteral("verified_against"), textOrNull(r.verifiedAgainst)},
@@ -421,28 +458,30 @@ QJsonObject toJson(const BenchRow& r)
             {QStringLiteral("copy_pct"), nullIfZero(r.copyPct)},
             {QStringLiteral("end_to_end_ms"), timing(r.endToEnd)},
             {QStringLiteral("end_to_end_gbs"), nullIfZero(r.endToEndGBs)},
-            {QStringLiteral("speedup_kernel_vs_cpu_opencv"), nullIfZero(r.speedupKernel)},
-            {QStringLiteral("speedup_end_to_end_vs_cpu_opencv"), nullIfZero(r.speedupEndToEnd)},
+            {QStringLiteral("speedup_kernel_vs_fastest_cpu"), nullIfZero(r.speedupKernel)},
+            {QStringLiteral("speedup_end_to_end_vs_fastest_cpu"), nullIfZero(r.speedupEndToEnd)},
             {QStringLiteral("input_file"), textOrNull(r.inputFile)},
             {QStringLiteral("kernel_file"), textOrNull(r.kernelFile)}};
 }
 
 QString csvOf(const std::vector<BenchRow>& rows)
 {
-    QString csv = QStringLiteral("op,backend,variant,width,height,frames,depth,channels,memory,streams,ok,kernel_median_ms,"
+    QString csv = QStringLiteral("op,backend,variant,width,height,frames,depth,channels,cpu_threads,memory,streams,ok,kernel_median_ms,"
                                  "kernel_min_ms,kernel_max_ms,gbs,copy_pct,end_to_end_median_ms,end_to_end_min_ms,"
-                                 "end_to_end_max_ms,end_to_end_gbs,speedup_kernel,speedup_end_to_end,verified_against,"
+                                 "end_to_end_max_ms,end_to_end_gbs,host_bandwidth_pct,speedup_kernel,speedup_end_to_end,verified_against,"
                                  "max_abs_error,error\n");
     auto num = [](double v) { return v > 0 && std::isfinite(v) ? QString::number(v, 'g', 8) : QString(); };
     for (const BenchRow& r : rows) {
         QString error = r.error;
         error.replace(QLatin1Char('"'), QStringLiteral("\"\""));
         csv += QStringList{r.op, r.backend, r.variant, QString::number(r.width), QString::number(r.height),
-                           QString::number(r.frames), r.depth, QString::number(r.channels), r.memory,
+                           QString::number(r.frames), r.depth, QString::number(r.channels),
+                           r.cpuThreads ? QString::number(r.cpuThreads) : QString(), r.memory,
                            r.streams ? QString::number(r.streams) : QString(),
                            r.error.isEmpty() ? QStringLiteral("true") : QStringLiteral("false"), num(r.kernel.medianMs),
                            num(r.kernel.minMs), num(r.kernel.maxMs), num(r.gbs), num(r.copyPct),
                            num(r.endToEnd.medianMs), num(r.endToEnd.minMs), num(r.endToEnd.maxMs), num(r.endToEndGBs),
+                           num(r.hostPct),
                            num(r.speedupKernel), num(r.speedupEndToEnd), r.verifiedAgainst,
                            QString::number(r.maxAbsError, 'g', 6), QLatin1Char('"') + error + QLatin1Char('"')}
                    .join(QLatin1Char(','))
@@ -457,6 +496,13 @@ QString bandwidthText(const Bandwidth& b)
                           "D2H pageable %4, pinned %5 GB/s")
         .arg(formatRate(b.deviceCopyGBs), formatRate(b.pageable.h2dGBs), formatRate(b.pinned.h2dGBs),
              formatRate(b.pageable.d2hGBs), formatRate(b.pinned.d2hGBs));
+}
+
+QString hostBandwidthText(const Bandwidth& b)
+{
+    QStringList parts;
+    for (const auto& [threads, gbs] : b.hostGBs) parts << QStringLiteral("%1 GB/s on %2 thread(s)").arg(formatRate(gbs)).arg(threads);
+    return parts.join(QStringLiteral(", "));
 }
 
 } // namespace
@@ -480,6 +526,13 @@ int runBench(const QStringList& arguments)
         {QStringLiteral("repetitions"), QStringLiteral("GPU timed runs (default 20; --quick 5)."), QStringLiteral("N")},
         {QStringLiteral("warmup"), QStringLiteral("GPU warm-up runs (default 3; --quick 1)."), QStringLiteral("N")},
         {QStringLiteral("cpu-repetitions"), QStringLiteral("CPU timed runs (default 3; --quick 1)."), QStringLiteral("N")},
+        {QStringLiteral("cpu-threads"),
+         QStringLiteral("Threads of the CPU backends, 1..%1 (default: all %2 hardware threads).")
+             .arg(kMaxCpuThreads)
+             .arg(hardwareThreads()),
+         QStringLiteral("N")},
+        {QStringLiteral("thread-scaling"),
+         QStringLiteral("Also time cpu-opencv on 1, 2, 4 ... up to --cpu-threads threads (rows per thread count).")},
         {QStringLiteral("require-gpu"), QStringLiteral("Exit 3 when there is no GPU instead of timing the CPU only.")},
         {QStringLiteral("out-dir"), QStringLiteral("Where kernellab-bench.json, .csv and .md go (default .)."),
          QStringLiteral("DIR"), QStringLiteral(".")},
@@ -512,6 +565,12 @@ int runBench(const QStringList& arguments)
         progress.clear();
         printLine(QStringLiteral("%1: %2").arg(QString::fromStdString(engine->device().name), bandwidthText(bw)));
     }
+    // The CPU roof: host memory bandwidth for every thread count the CPU rows use.
+    progress.update(0, QStringLiteral("measuring host memory bandwidth"));
+    for (int threads : options.scalingThreads) bw.hostGBs[threads] = app::hostCopyBandwidthGBs(threads);
+    bw.hostGBs[options.cpuThreads] = app::hostCopyBandwidthGBs(options.cpuThreads);
+    progress.clear();
+    printLine(QStringLiteral("host memory copy (read + write): %1").arg(hostBandwidthText(bw)));
     Bench bench(options, engine, bw, progress);
 
     bool cancelled = false;
@@ -537,6 +596,7 @@ int runBench(const QStringList& arguments)
         {QStringLiteral("parameters"), toJson(options.op)},
         {QStringLiteral("repetitions"), QJsonObject{{QStringLiteral("cpu"), options.cpuRepetitions},
                                                     {QStringLiteral("cpu_warmup"), options.cpuWarmup},
+                                                    {QStringLiteral("cpu_threads"), options.cpuThreads},
                                                     {QStringLiteral("gpu"), options.gpuRepetitions},
                                                     {QStringLiteral("gpu_warmup"), options.gpuWarmup}}},
         {QStringLiteral("gpu_status"), QJsonObject{{QStringLiteral("available"), engine != nullptr},
@@ -550,6 +610,12 @@ int runBench(const QStringList& arguments)
                                          {QStringLiteral("h2d_pinned"), bw.pinned.h2dGBs},
                                          {QStringLiteral("d2h_pinned"), bw.pinned.d2hGBs}})
                 : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("cpu_threads"), options.cpuThreads},
+        {QStringLiteral("host_bandwidth_gbs"), [&] {
+             QJsonObject host;
+             for (const auto& [threads, gbs] : bw.hostGBs) host[QString::number(threads)] = gbs;
+             return host;
+         }()},
         {QStringLiteral("inputs_dir"), options.dumpDir.isEmpty() ? QJsonValue(QJsonValue::Null)
                                                                  : QJsonValue(QDir(options.dumpDir).absolutePath())},
         {QStringLiteral("environment"), app::environmentJson()},
@@ -561,9 +627,11 @@ int runBench(const QStringList& arguments)
     QString markdown = QStringLiteral("# KernelLab bench, %1\n\n").arg(date);
     markdown += engine ? QStringLiteral("GPU: %1. %2.\n\n").arg(QString::fromStdString(engine->device().name), bandwidthText(bw))
                        : QStringLiteral("GPU: none (%1).\n\n").arg(noGpuReason.isEmpty() ? QStringLiteral("not requested") : noGpuReason);
-    markdown += QStringLiteral("CPU: %1, %2 OpenCV threads.\n\n")
+    markdown += QStringLiteral("CPU: %1, %2 threads (of %3); host memory copy (read + write): %4.\n\n")
                     .arg(app::environmentJson()[QStringLiteral("cpu_model")].toString())
-                    .arg(app::environmentJson()[QStringLiteral("cpu_threads")].toInt());
+                    .arg(options.cpuThreads)
+                    .arg(hardwareThreads())
+                    .arg(hostBandwidthText(bw));
     markdown += QStringLiteral("Generated images: %1 pattern.\n\n").arg(app::toString(options.op.imagePattern));
     markdown += table.markdown();
     for (const BenchRow& r : bench.rows())

@@ -69,8 +69,7 @@ int runInfo(const QStringList& arguments)
                       .arg(app::toString(op), names.isEmpty() ? QStringLiteral("(none built)") : names.join(QStringLiteral(", "))));
     }
     printLine(QStringLiteral("CPU: %1").arg(environment[QStringLiteral("cpu_model")].toString()));
-    printLine(QStringLiteral("CPU threads: %1 (OpenCV), %2 hardware threads")
-                  .arg(environment[QStringLiteral("cpu_threads")].toInt())
+    printLine(QStringLiteral("CPU threads: %1 hardware threads (the CPU backends' default; --cpu-threads N sets it)")
                   .arg(environment[QStringLiteral("hardware_threads")].toInt()));
     printLine(QStringLiteral("Qt %1, OpenCV %2, CUDA runtime %3, CUDA driver %4, cuFFT %5")
                   .arg(environment[QStringLiteral("qt")].toString(), environment[QStringLiteral("opencv")].toString(),

@@ -33,20 +33,22 @@ QString comparisonText(const Comparison& c)
 }
 
 /// One line per finished backend (printed as each finishes, so a Ctrl-C still shows them).
-QString resultLine(const app::BackendResult& r, bool endToEnd)
+QString resultLine(const app::RunRequest& request, const app::BackendResult& r)
 {
     const QString name = app::toString(r.backend).leftJustified(10);
     if (!r.ok()) return name + QStringLiteral(" FAILED: ") + r.error;
     QString line = QStringLiteral("%1 median %2 ms (min %3, max %4, %5 runs)")
                        .arg(name, formatMs(r.time.medianMs), formatMs(r.time.minMs), formatMs(r.time.maxMs))
                        .arg(r.time.repetitions);
+    if (!r.gpu)
+        line += QStringLiteral(" on %1 thread(s), %2 GB/s").arg(request.cpuThreads).arg(formatRate(app::cpuGBs(request, r)));
     if (r.gpu) {
         const gpu::GpuReport& g = *r.gpu;
         line += QStringLiteral(" [%1, %2, %3 stream(s)] kernel %4 ms, %5 GB/s")
                     .arg(QString::fromStdString(g.variant), QString::fromStdString(gpu::toString(g.memory)))
                     .arg(g.streams)
                     .arg(formatMs(g.kernel.medianMs), formatRate(g.kernelGBs()));
-        if (endToEnd)
+        if (request.gpu.endToEnd)
             line += QStringLiteral("; h2d %1 + d2h %2 ms, end to end %3 ms")
                         .arg(formatMs(g.h2d.medianMs), formatMs(g.d2h.medianMs), formatMs(g.total.medianMs));
     }
@@ -56,14 +58,23 @@ QString resultLine(const app::BackendResult& r, bool endToEnd)
 void printSummary(const app::RunResult& result, const QJsonObject& report)
 {
     if (result.comparisonReference)
-        for (const auto& [backend, comparison] : result.comparisons) {
-            const QString problem = app::disagreement(result.request, comparison);
+        for (const app::BackendComparison& c : result.comparisons)
             printLine(QStringLiteral("%1 vs %2: %3%4")
-                          .arg(app::toString(backend), app::toString(*result.comparisonReference),
-                               comparisonText(comparison), problem.isEmpty() ? QString() : " -- MISMATCH: " + problem));
-        }
+                          .arg(app::toString(c.backend), app::toString(*result.comparisonReference),
+                               comparisonText(c.comparison),
+                               c.disagreement.isEmpty() ? QString() : " -- MISMATCH: " + c.disagreement));
     if (result.copyBandwidthGBs > 0)
         printLine(QStringLiteral("device copy bandwidth: %1 GB/s").arg(formatRate(result.copyBandwidthGBs)));
+    if (result.hostBandwidthGBs > 0) {
+        QStringList shares;
+        for (const app::BackendResult& r : result.results)
+            if (r.ok() && !r.gpu)
+                shares << QStringLiteral("%1 %2%").arg(app::toString(r.backend)).arg(app::hostBandwidthPercent(result, r), 0, 'f', 1);
+        printLine(QStringLiteral("host memory bandwidth: %1 GB/s on %2 thread(s) (read + write)%3")
+                      .arg(formatRate(result.hostBandwidthGBs))
+                      .arg(result.cpuThreads)
+                      .arg(shares.isEmpty() ? QString() : QStringLiteral("; ") + shares.join(QStringLiteral(", "))));
+    }
     const QJsonObject speedups = report[QStringLiteral("speedups")].toObject();
     for (auto it = speedups.begin(); it != speedups.end(); ++it)
         printLine(QStringLiteral("speedup %1: %2x").arg(it.key()).arg(it.value().toDouble(), 0, 'f', 2));
@@ -130,7 +141,7 @@ int runRun(const QStringList& arguments)
     control.progress = [&](double fraction, const QString& what) { progress.update(fraction, what); };
     control.backendFinished = [&](const app::BackendResult& r) {
         progress.clear();
-        if (!jsonToStdout) printLine(resultLine(r, request.gpu.endToEnd));
+        if (!jsonToStdout) printLine(resultLine(request, r));
     };
     const app::RunResult result = app::execute(request, control);
     progress.clear();

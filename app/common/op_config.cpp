@@ -13,6 +13,8 @@
 #include <QRegularExpression>
 #include <QStringList>
 
+#include <climits>
+
 #include <algorithm>
 #include <cmath>
 
@@ -246,6 +248,8 @@ void configureBackends(RunRequest& request, const Reader& reader)
     if (reader.has(QStringLiteral("warmup")))
         request.cpuWarmup = request.gpu.warmup = reader.integer(QStringLiteral("warmup"), 0, 0);
     request.gpu.endToEnd = !reader.flag(QStringLiteral("kernel-only"), false);
+    // Any whole number here: the session's validation names the range (kl::validateCpuThreads).
+    request.cpuThreads = reader.integer(QStringLiteral("cpu-threads"), request.cpuThreads, INT_MIN);
 }
 
 std::vector<float> parseTextRow(const QString& line, const QString& path, int lineNumber)
@@ -398,6 +402,11 @@ const std::vector<ParameterInfo>& backendParameterInfo()
         {QStringLiteral("repetitions"), QStringLiteral("N"),
          QStringLiteral("Timed runs per backend (default: CPU 3, GPU 10)."), {}},
         {QStringLiteral("warmup"), QStringLiteral("N"), QStringLiteral("Untimed runs first (default: CPU 1, GPU 2)."), {}},
+        {QStringLiteral("cpu-threads"), QStringLiteral("N"),
+         QStringLiteral("Threads of the CPU backends, 1..%1 (default: all %2 hardware threads).")
+             .arg(kMaxCpuThreads)
+             .arg(hardwareThreads()),
+         {}},
         {QStringLiteral("kernel-only"), {},
          QStringLiteral("GPU: upload once and time the kernel alone (default: end to end, with copies)."), {}},
     };
@@ -448,6 +457,7 @@ void configureRequest(RunRequest& request, const ParameterMap& parameters)
     request.gpu = defaults.gpu;
     request.cpuRepetitions = defaults.cpuRepetitions;
     request.cpuWarmup = defaults.cpuWarmup;
+    request.cpuThreads = defaults.cpuThreads;
     request.op = parseOp(reader.text(QStringLiteral("op"), QStringLiteral("conv2d")));
     request.opParameters = QJsonObject();
     for (auto it = parameters.begin(); it != parameters.end(); ++it) {

@@ -137,7 +137,8 @@ QJsonObject optionsJson(const RunRequest& r)
     return {
         {QStringLiteral("backends"), backends},
         {QStringLiteral("cpu"), QJsonObject{{QStringLiteral("repetitions"), r.cpuRepetitions},
-                                            {QStringLiteral("warmup"), r.cpuWarmup}}},
+                                            {QStringLiteral("warmup"), std::max(1, r.cpuWarmup)},
+                                            {QStringLiteral("threads"), r.cpuThreads}}},
         {QStringLiteral("gpu"),
          QJsonObject{{QStringLiteral("variant"), QString::fromStdString(r.gpu.variant)},
                      {QStringLiteral("memory"), QString::fromStdString(gpu::toString(r.gpu.memory))},
@@ -145,18 +146,23 @@ QJsonObject optionsJson(const RunRequest& r)
                      {QStringLiteral("repetitions"), r.gpu.repetitions},
                      {QStringLiteral("warmup"), r.gpu.warmup},
                      {QStringLiteral("timing"), r.gpu.endToEnd ? QStringLiteral("end-to-end") : QStringLiteral("kernel-only")}}},
-        {QStringLiteral("measure_copy_bandwidth"), r.measureCopyBandwidth},
+        {QStringLiteral("measure_roofs"), r.measureRoofs},
     };
 }
 
-QJsonObject backendJson(const BackendResult& b, double copyBandwidthGBs)
+QJsonObject backendJson(const RunResult& run, const BackendResult& b)
 {
     QJsonObject o{{QStringLiteral("backend"), toString(b.backend)},
                   {QStringLiteral("ok"), b.ok()},
                   {QStringLiteral("error"), textOrNull(b.error)}};
     if (!b.ok()) return o;
     o[QStringLiteral("time_ms")] = toJson(b.time);
-    if (b.gpu) o[QStringLiteral("gpu")] = toJson(*b.gpu, copyBandwidthGBs);
+    if (b.gpu) {
+        o[QStringLiteral("gpu")] = toJson(*b.gpu, run.copyBandwidthGBs);
+    } else {
+        o[QStringLiteral("gbs")] = positiveOrNull(cpuGBs(run.request, b));
+        o[QStringLiteral("host_bandwidth_pct")] = positiveOrNull(hostBandwidthPercent(run, b));
+    }
     return o;
 }
 
@@ -259,13 +265,13 @@ QJsonObject toJson(const RunResult& result)
 {
     const RunRequest& r = result.request;
     QJsonArray results;
-    for (const BackendResult& b : result.results) results.append(backendJson(b, result.copyBandwidthGBs));
+    for (const BackendResult& b : result.results) results.append(backendJson(result, b));
     QJsonObject comparisons;
-    for (const auto& [backend, comparison] : result.comparisons) {
-        QJsonObject c = toJson(comparison);
-        c[QStringLiteral("agrees")] = disagreement(r, comparison).isEmpty();
-        c[QStringLiteral("disagreement")] = textOrNull(disagreement(r, comparison));
-        comparisons[toString(backend)] = c;
+    for (const BackendComparison& compared : result.comparisons) {
+        QJsonObject c = toJson(compared.comparison);
+        c[QStringLiteral("agrees")] = compared.disagreement.isEmpty();
+        c[QStringLiteral("disagreement")] = textOrNull(compared.disagreement);
+        comparisons[toString(compared.backend)] = c;
     }
     return {
         {QStringLiteral("schema"), QStringLiteral("kernellab-report")},
@@ -286,6 +292,7 @@ QJsonObject toJson(const RunResult& result)
                                                     textOrNull(QString::fromStdString(result.gpuStatus.reason))}}},
         {QStringLiteral("device"), result.device ? QJsonValue(toJson(*result.device)) : QJsonValue(QJsonValue::Null)},
         {QStringLiteral("copy_bandwidth_gbs"), positiveOrNull(result.copyBandwidthGBs)},
+        {QStringLiteral("host_bandwidth_gbs"), positiveOrNull(result.hostBandwidthGBs)},
         {QStringLiteral("cpu_threads"), result.cpuThreads},
         {QStringLiteral("environment"), environmentJson()},
     };
@@ -299,7 +306,8 @@ QString toCsv(const RunResult& result)
         QStringLiteral("repetitions"), QStringLiteral("variant"), QStringLiteral("memory"), QStringLiteral("streams"),
         QStringLiteral("h2d_ms"), QStringLiteral("kernel_ms"), QStringLiteral("d2h_ms"), QStringLiteral("total_ms"),
         QStringLiteral("kernel_gbs"), QStringLiteral("copy_bandwidth_pct"), QStringLiteral("kernel_gflops"),
-        QStringLiteral("max_abs"), QStringLiteral("mean_abs"), QStringLiteral("psnr"), QStringLiteral("differing")};
+        QStringLiteral("max_abs"), QStringLiteral("mean_abs"), QStringLiteral("psnr"), QStringLiteral("differing"),
+        QStringLiteral("cpu_threads"), QStringLiteral("cpu_gbs"), QStringLiteral("host_bandwidth_pct")};
     QString csv = header.join(QLatin1Char(',')) + QLatin1Char('\n');
     for (const BackendResult& b : result.results) {
         QStringList row = {toString(result.request.op), csvField(result.request.inputName), toString(b.backend),
@@ -317,13 +325,17 @@ QString toCsv(const RunResult& result)
         } else {
             for (int i = 0; i < 10; ++i) row << QString();
         }
-        const auto comparison = std::find_if(result.comparisons.begin(), result.comparisons.end(),
-                                             [&](const auto& c) { return c.first == b.backend; });
-        if (comparison != result.comparisons.end())
-            row << csvNumber(comparison->second.maxAbsError) << csvNumber(comparison->second.meanAbsError)
-                << csvNumber(comparison->second.psnr) << QString::number(comparison->second.differing);
+        const auto compared = std::find_if(result.comparisons.begin(), result.comparisons.end(),
+                                           [&](const BackendComparison& c) { return c.backend == b.backend; });
+        if (compared != result.comparisons.end())
+            row << csvNumber(compared->comparison.maxAbsError) << csvNumber(compared->comparison.meanAbsError)
+                << csvNumber(compared->comparison.psnr) << QString::number(compared->comparison.differing);
         else
             row << QString() << QString() << QString() << QString();
+        const bool cpu = b.backend != Backend::Gpu && b.ok();
+        row << (b.backend != Backend::Gpu ? QString::number(result.cpuThreads) : QString())
+            << (cpu ? csvNumber(cpuGBs(result.request, b)) : QString())
+            << (cpu && result.hostBandwidthGBs > 0 ? csvNumber(hostBandwidthPercent(result, b)) : QString());
         csv += row.join(QLatin1Char(',')) + QLatin1Char('\n');
     }
     return csv;
@@ -336,8 +348,7 @@ QJsonObject environmentJson()
             {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
             {QStringLiteral("opencv"), QString::fromStdString(cv::getVersionString())},
             {QStringLiteral("cpu_model"), cpuModel()},
-            {QStringLiteral("cpu_threads"), cpuThreadCount()},
-            {QStringLiteral("hardware_threads"), int(std::thread::hardware_concurrency())},
+            {QStringLiteral("hardware_threads"), hardwareThreads()},
             {QStringLiteral("os"), QSysInfo::prettyProductName()},
             {QStringLiteral("kernel"), QSysInfo::kernelVersion()},
             {QStringLiteral("compiler"), QStringLiteral(__VERSION__)},

@@ -1,7 +1,9 @@
 #pragma once
 // One run of an operation on the chosen backends — what both the GUI and the CLI
 // do — and its report (the JSON/CSV schema both write). Qt Core only; no widgets.
+#include "kernellab/acceptance.hpp"
 #include "kernellab/conv1d.hpp"
+#include "kernellab/cpu.hpp"
 #include "kernellab/conv2d.hpp"
 #include "kernellab/gpu/engine.hpp"
 #include "kernellab/histogram.hpp"
@@ -50,8 +52,11 @@ struct RunRequest {
     std::vector<Backend> backends = {Backend::CpuReference, Backend::CpuOpenCV, Backend::Gpu};
     gpu::RunOptions gpu;
     int cpuRepetitions = 3;
-    int cpuWarmup = 1;
-    bool measureCopyBandwidth = true;  ///< measure device-to-device copy GB/s in the same run (for "% of copy")
+    int cpuWarmup = 1;                 ///< at least one untimed run always comes first (it allocates the outputs)
+    int cpuThreads = hardwareThreads();  ///< threads of the CPU backends, 1..kMaxCpuThreads
+    /// Measure the roofs for "% of copy" and "% of host bandwidth": the device-to-device copy in
+    /// this run, the host memory copy on cpuThreads threads (once per process and thread count).
+    bool measureRoofs = true;
 };
 
 /// One backend's outcome. `error` set (and no output) when it failed or was unavailable.
@@ -67,16 +72,24 @@ struct BackendResult {
     [[nodiscard]] bool ok() const { return error.isEmpty(); }
 };
 
+/// A backend's output against the comparison reference's.
+struct BackendComparison {
+    Backend backend = Backend::CpuOpenCV;
+    Comparison comparison;
+    QString disagreement;  ///< empty when the acceptance rule holds (disagreement() below)
+};
+
 struct RunResult {
     RunRequest request;                     ///< as run (input data kept for the views)
     std::vector<BackendResult> results;     ///< in request.backends order
     /// Each non-reference backend compared with the first successful CPU backend (absent if none).
-    std::vector<std::pair<Backend, Comparison>> comparisons;
+    std::vector<BackendComparison> comparisons;
     std::optional<Backend> comparisonReference;  ///< the backend the comparisons are against
     gpu::GpuStatus gpuStatus;
     std::optional<gpu::DeviceInfo> device;
     double copyBandwidthGBs = 0;            ///< device-to-device, read+write, measured in this run (0 if not)
-    int cpuThreads = 0;
+    double hostBandwidthGBs = 0;            ///< host memory copy, read+write, on cpuThreads threads (0 if not measured)
+    int cpuThreads = 0;                     ///< the CPU backends' threads
     QString date;                           ///< ISO 8601 UTC
     [[nodiscard]] const BackendResult* find(Backend b) const;
 };
@@ -102,11 +115,21 @@ struct Cancelled : std::exception {
 /// `actual`'s output compared with `reference`'s (histograms: every count, out-of-range and
 /// NaN count as one element); nullopt when either has no output.
 std::optional<Comparison> compareResults(const BackendResult& actual, const BackendResult& reference);
-/// Empty when a comparison is within what the semantics allow between two correct backends
-/// (integer outputs: |diff| <= 1 at rounding ties, in at most 1 + 0.1% of the elements;
-/// f32: max|diff| <= 2e-5 x max|reference|; histogram and transpose: identical);
-/// otherwise what differs, for a loud failure.
-QString disagreement(const RunRequest& request, const Comparison& comparison);
+/// Empty when `actual` agrees with `reference` under the acceptance rule (acceptance.hpp: conv2d
+/// by acceptConv2D; conv1d within kBackendsRelTolerance of the largest reference value;
+/// histogram and transpose identical); otherwise what differs, for a loud failure.
+QString disagreement(const RunRequest& request, const BackendResult& actual, const BackendResult& reference,
+                     const Comparison& comparison);
+
+/// The bytes one run of the op moves by the documented count (README "Bytes per op"): input read
+/// and output written (conv1d also the taps; histogram the input only).
+double bytesMoved(const RunRequest& request, const BackendResult& result);
+/// A CPU backend's median GB/s by bytesMoved, and that as a share of the host memory bandwidth
+/// measured in the run (0 when there is none).
+double cpuGBs(const RunRequest& request, const BackendResult& result);
+double hostBandwidthPercent(const RunResult& run, const BackendResult& result);
+/// measureHostCopyBandwidthGBs(threads), measured once per process and thread count.
+double hostCopyBandwidthGBs(int threads);
 
 /// The report schema shared by GUI and CLI (documented in docs/report-format.md).
 QJsonObject toJson(const RunResult& result);

@@ -130,7 +130,7 @@ class TestCli : public QObject {
         QVERIFY(report[QStringLiteral("gpu_status")].toObject().contains(QStringLiteral("available")));
         QVERIFY(report[QStringLiteral("cpu_threads")].toInt() >= 1);
         const QJsonObject environment = report[QStringLiteral("environment")].toObject();
-        for (const char* key : {"qt", "opencv", "cuda_runtime", "cuda_driver", "cufft", "cpu_model", "cpu_threads"})
+        for (const char* key : {"qt", "opencv", "cuda_runtime", "cuda_driver", "cufft", "cpu_model", "hardware_threads"})
             QVERIFY2(environment.contains(QLatin1String(key)), key);
 
         QFile csv(dir_ + QStringLiteral("/report.csv"));
@@ -196,6 +196,14 @@ private slots:
         QTest::newRow("bench bad size") << QStringList{"bench", "--quick", "--sizes", "big"} << "--sizes: 'big'";
         QTest::newRow("bench bad pattern") << QStringList{"bench", "--quick", "--pattern", "stripes"}
                                            << "image pattern: 'stripes' is not one of noise, gradient, checker, constant";
+        for (const char* threads : {"0", "-2", "100000"})
+            QTest::newRow(qPrintable(QStringLiteral("cpu-threads %1").arg(QLatin1String(threads))))
+                << QStringList{"run", "--backends", "cpu-opencv", "--cpu-threads", threads, "--input", camera}
+                << QStringLiteral("cpu-threads: %1 is not in 1..1024").arg(QLatin1String(threads));
+        QTest::newRow("cpu-threads text") << QStringList{"run", "--cpu-threads", "all", "--input", camera}
+                                          << "cpu-threads: 'all' is not a whole number";
+        QTest::newRow("bench cpu-threads") << QStringList{"bench", "--quick", "--cpu-threads", "0"}
+                                           << "cpu-threads: 0 is not in 1..1024";
         QTest::newRow("sweep bad range") << QStringList{"sweep", "--from", "12", "--to", "10"} << "need from <= to";
     }
 
@@ -456,7 +464,7 @@ private slots:
         QVERIFY2(run.exitCode == 0, describe(run));
         const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("CPU threads: (\\d+)")).match(run.out);
         QVERIFY2(m.hasMatch(), describe(run));
-        QCOMPARE(m.captured(1).toInt(), kl::cpuThreadCount());
+        QCOMPARE(m.captured(1).toInt(), kl::hardwareThreads());
         QVERIFY(run.out.contains(QStringLiteral("OpenCV")));
         if (!gpuStatus()[QStringLiteral("available")].toBool())
             QVERIFY2(run.out.contains(QStringLiteral("no CUDA device: ")), describe(run));
@@ -489,6 +497,52 @@ private slots:
         QVERIFY(table.contains(QStringLiteral("| op | backend | variant | size | depth |")));
         QCOMPARE(int(table.count(QStringLiteral("| conv2d | cpu-"))), 4);
         QVERIFY(run.out.contains(QStringLiteral("kernel ms")));  // the table on stdout
+    }
+
+    // The threads and the host roof in the report; the same output on 1 thread as on all.
+    void cpuThreadsAndHostBandwidthReported()
+    {
+        QByteArray firstOutput;
+        for (const QString& threads : {QStringLiteral("1"), QString::number(kl::hardwareThreads())}) {
+            const CliRun run = runOp({"--op", "conv2d", "--preset", "gaussian", "--sigma", "1.3", "--output-backend",
+                                      "cpu-opencv", "--cpu-threads", threads, "--input", sample("astronaut.png")},
+                                     QStringLiteral("out.png"));
+            QVERIFY2(run.exitCode == 0, describe(run));
+            QVERIFY2(run.out.contains(QStringLiteral("on %1 thread(s)").arg(threads)), describe(run));
+            QVERIFY2(run.out.contains(QStringLiteral("host memory bandwidth: ")), describe(run));
+            const QJsonObject report = readJson(outputPath(QStringLiteral("report.json")));
+            QCOMPARE(report[QStringLiteral("cpu_threads")].toInt(), threads.toInt());
+            QCOMPARE(report[QStringLiteral("options")].toObject()[QStringLiteral("cpu")].toObject()[QStringLiteral("threads")].toInt(),
+                     threads.toInt());
+            QVERIFY(report[QStringLiteral("host_bandwidth_gbs")].toDouble() > 0);
+            for (const QJsonValue& result : report[QStringLiteral("results")].toArray()) {
+                QVERIFY(result.toObject()[QStringLiteral("gbs")].toDouble() > 0);
+                QVERIFY(result.toObject()[QStringLiteral("host_bandwidth_pct")].toDouble() > 0);
+            }
+            QFile out(outputPath(QStringLiteral("out.png")));
+            QVERIFY(out.open(QIODevice::ReadOnly));
+            if (firstOutput.isEmpty()) firstOutput = out.readAll();
+            else QVERIFY(out.readAll() == firstOutput);
+        }
+    }
+
+    void benchThreadScalingRowsPerThreadCount()
+    {
+        const QString out = QString::fromStdString(kltest::tempDir());
+        const CliRun run = runCli({"bench", "--quick", "--ops", "transpose", "--depths", "u8", "--sizes", "257x131",
+                                   "--backends", "cpu-opencv", "--thread-scaling", "--cpu-threads", "3", "--out-dir", out});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonObject json = readJson(out + QStringLiteral("/kernellab-bench.json"));
+        QCOMPARE(json[QStringLiteral("cpu_threads")].toInt(), 3);
+        QList<int> threads;
+        for (const QJsonValue& row : json[QStringLiteral("rows")].toArray()) {
+            QVERIFY2(row.toObject()[QStringLiteral("ok")].toBool(), qPrintable(row.toObject()[QStringLiteral("error")].toString()));
+            QVERIFY(row.toObject()[QStringLiteral("host_bandwidth_pct")].toDouble() > 0);
+            threads << row.toObject()[QStringLiteral("cpu_threads")].toInt();
+        }
+        QCOMPARE(threads, (QList<int>{3, 1, 2}));  // the bench's own count first, then the scaling runs
+        for (const char* count : {"1", "2", "3"})
+            QVERIFY2(json[QStringLiteral("host_bandwidth_gbs")].toObject()[QLatin1String(count)].toDouble() > 0, count);
     }
 
     // --pattern constant: the histogram's worst case (every pixel in one bin), as the bench times it.
