@@ -1,5 +1,7 @@
 #include "execution_panel.hpp"
 
+#include "kernellab/cpu.hpp"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -20,6 +22,16 @@ ExecutionPanel::ExecutionPanel(QWidget* parent)
     cpuOpenCV_ = new QCheckBox(tr("CPU OpenCV (multi-threaded)"));
     gpu_ = new QCheckBox(tr("GPU (CUDA)"));
     for (QCheckBox* b : {cpuReference_, cpuOpenCV_, gpu_}) b->setChecked(true);
+    cpuThreads_ = new QSpinBox;
+    cpuThreads_->setRange(1, kMaxCpuThreads);
+    cpuThreads_->setValue(hardwareThreads());
+    cpuThreads_->setToolTip(tr("Threads of the CPU backends: cpu-opencv runs its parallel strips on them, "
+                               "cpu-ref is single-threaded loops. The default is all hardware threads (%1 here).")
+                                .arg(hardwareThreads()));
+    threadScaling_ = new QCheckBox(tr("CPU thread scaling (run on 1, 2, 4, … threads)"));
+    threadScaling_->setToolTip(tr("Also run cpu-opencv on 1, 2, 4, … up to all %1 hardware threads, each against "
+                                  "the host memory bandwidth measured on as many threads")
+                                   .arg(hardwareThreads()));
     gpuStatus_ = new QLabel;
     gpuStatus_->setWordWrap(true);
     memory_ = new QComboBox;
@@ -40,6 +52,8 @@ ExecutionPanel::ExecutionPanel(QWidget* parent)
     form->addRow(tr("Backends"), cpuReference_);
     form->addRow(QString(), cpuOpenCV_);
     form->addRow(QString(), gpu_);
+    form->addRow(tr("CPU threads"), cpuThreads_);
+    form->addRow(QString(), threadScaling_);
     form->addRow(tr("Host memory"), memory_);
     form->addRow(QString(), compareMemory_);
     form->addRow(tr("Streams"), streams_);
@@ -48,10 +62,11 @@ ExecutionPanel::ExecutionPanel(QWidget* parent)
     // Outside the form: a wrapped label there does not get the height its text needs.
     layout->addWidget(gpuStatus_);
 
-    for (QCheckBox* b : {cpuReference_, cpuOpenCV_, gpu_, compareMemory_})
+    for (QCheckBox* b : {cpuReference_, cpuOpenCV_, gpu_, threadScaling_, compareMemory_})
         connect(b, &QCheckBox::toggled, this, &ExecutionPanel::changed);
     for (QComboBox* c : {memory_, timing_}) connect(c, &QComboBox::currentIndexChanged, this, &ExecutionPanel::changed);
-    for (QSpinBox* s : {streams_, repetitions_}) connect(s, &QSpinBox::valueChanged, this, &ExecutionPanel::changed);
+    for (QSpinBox* s : {cpuThreads_, streams_, repetitions_})
+        connect(s, &QSpinBox::valueChanged, this, &ExecutionPanel::changed);
 }
 
 app::ParameterMap ExecutionPanel::parameters() const
@@ -62,6 +77,7 @@ app::ParameterMap ExecutionPanel::parameters() const
     if (gpu_->isChecked()) backends << app::toString(app::Backend::Gpu);
     app::ParameterMap p;
     p[QStringLiteral("backends")] = backends.join(QLatin1Char(','));
+    p[QStringLiteral("cpu-threads")] = QString::number(cpuThreads_->value());
     p[QStringLiteral("memory")] = memory_->currentText();
     p[QStringLiteral("streams")] = QString::number(streams_->value());
     if (repetitions_->value() > 0) p[QStringLiteral("repetitions")] = QString::number(repetitions_->value());
@@ -72,6 +88,16 @@ app::ParameterMap ExecutionPanel::parameters() const
 bool ExecutionPanel::compareMemory() const
 {
     return compareMemory_->isChecked();
+}
+
+bool ExecutionPanel::threadScaling() const
+{
+    return threadScaling_->isChecked();
+}
+
+int ExecutionPanel::cpuThreads() const
+{
+    return cpuThreads_->value();
 }
 
 void ExecutionPanel::setBackends(const std::vector<app::Backend>& backends)
@@ -87,6 +113,16 @@ void ExecutionPanel::setBackendEnabled(app::Backend backend, bool on)
     case app::Backend::CpuOpenCV: cpuOpenCV_->setChecked(on); break;
     case app::Backend::Gpu: gpu_->setChecked(on); break;
     }
+}
+
+void ExecutionPanel::setCpuThreads(int threads)
+{
+    cpuThreads_->setValue(threads);
+}
+
+void ExecutionPanel::setThreadScaling(bool on)
+{
+    threadScaling_->setChecked(on);
 }
 
 void ExecutionPanel::setPinnedMemory(bool pinned)
@@ -124,6 +160,8 @@ void ExecutionPanel::saveSettings(QSettings& settings) const
     settings.setValue(QStringLiteral("execution/cpuReference"), cpuReference_->isChecked());
     settings.setValue(QStringLiteral("execution/cpuOpenCV"), cpuOpenCV_->isChecked());
     settings.setValue(QStringLiteral("execution/gpu"), gpu_->isChecked());
+    settings.setValue(QStringLiteral("execution/cpuThreads"), cpuThreads_->value());
+    settings.setValue(QStringLiteral("execution/threadScaling"), threadScaling_->isChecked());
     settings.setValue(QStringLiteral("execution/memory"), memory_->currentIndex());
     settings.setValue(QStringLiteral("execution/compareMemory"), compareMemory_->isChecked());
     settings.setValue(QStringLiteral("execution/streams"), streams_->value());
@@ -136,6 +174,8 @@ void ExecutionPanel::restoreSettings(const QSettings& settings)
     cpuReference_->setChecked(settings.value(QStringLiteral("execution/cpuReference"), true).toBool());
     cpuOpenCV_->setChecked(settings.value(QStringLiteral("execution/cpuOpenCV"), true).toBool());
     gpu_->setChecked(settings.value(QStringLiteral("execution/gpu"), true).toBool());
+    cpuThreads_->setValue(settings.value(QStringLiteral("execution/cpuThreads"), hardwareThreads()).toInt());
+    threadScaling_->setChecked(settings.value(QStringLiteral("execution/threadScaling"), false).toBool());
     memory_->setCurrentIndex(settings.value(QStringLiteral("execution/memory"), 0).toInt());
     compareMemory_->setChecked(settings.value(QStringLiteral("execution/compareMemory"), false).toBool());
     streams_->setValue(settings.value(QStringLiteral("execution/streams"), 1).toInt());

@@ -1,5 +1,6 @@
 #pragma once
-// Which backends run and how the GPU is timed, as op_config's backend parameters.
+// Which backends run, on how many CPU threads, and how the GPU is timed, as op_config's
+// backend parameters.
 #include "op_config.hpp"
 
 #include <QWidget>
@@ -17,13 +18,18 @@ class ExecutionPanel : public QWidget {
 public:
     explicit ExecutionPanel(QWidget* parent = nullptr);
 
-    /// backends, memory, streams, repetitions, kernel-only.
+    /// backends, cpu-threads, memory, streams, repetitions, kernel-only.
     [[nodiscard]] app::ParameterMap parameters() const;
     /// Also run the GPU with the other host memory kind ("pageable vs pinned").
     [[nodiscard]] bool compareMemory() const;
+    /// Also run cpu-opencv on 1, 2, 4, … hardware threads ("CPU thread scaling").
+    [[nodiscard]] bool threadScaling() const;
+    [[nodiscard]] int cpuThreads() const;
 
     void setBackends(const std::vector<app::Backend>& backends);
     void setBackendEnabled(app::Backend backend, bool on);
+    void setCpuThreads(int threads);
+    void setThreadScaling(bool on);
     void setPinnedMemory(bool pinned);
     void setCompareMemory(bool on);
     void setStreams(int streams);
@@ -42,6 +48,8 @@ private:
     QCheckBox* cpuReference_ = nullptr;
     QCheckBox* cpuOpenCV_ = nullptr;
     QCheckBox* gpu_ = nullptr;
+    QSpinBox* cpuThreads_ = nullptr;
+    QCheckBox* threadScaling_ = nullptr;
     QComboBox* memory_ = nullptr;
     QCheckBox* compareMemory_ = nullptr;
     QSpinBox* streams_ = nullptr;

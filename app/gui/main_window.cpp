@@ -493,6 +493,7 @@ void MainWindow::runNow()
     job.signal = input_.signal;
     job.compareMemory = execution_->compareMemory();
     job.compareVariants = operation_->compareVariants();
+    job.threadScaling = execution_->threadScaling();
     currentRun_ = worker_->submit(std::move(job));
     logLine(tr("Run #%1: %2 on %3: %4")
                 .arg(currentRun_)
@@ -531,18 +532,21 @@ void MainWindow::showOutcome(const std::shared_ptr<const RunOutcome>& outcome)
             summary << QStringLiteral("%1: %2").arg(app::toString(r.backend), r.error);
         }
     }
-    for (const auto& [backend, comparison] : main.comparisons) {
-        const QString problem = app::disagreement(main.request, comparison);
+    for (const app::BackendComparison& c : main.comparisons)
         logLine(QStringLiteral("  %1 vs %2: max |diff| %3, %4 of %5 differ%6")
-                    .arg(app::toString(backend), app::toString(*main.comparisonReference))
-                    .arg(comparison.maxAbsError, 0, 'g', 6)
-                    .arg(comparison.differing)
-                    .arg(comparison.elements)
-                    .arg(problem.isEmpty() ? QString() : QStringLiteral(": DISAGREES: ") + problem));
-    }
+                    .arg(app::toString(c.backend), app::toString(*main.comparisonReference))
+                    .arg(c.comparison.maxAbsError, 0, 'g', 6)
+                    .arg(c.comparison.differing)
+                    .arg(c.comparison.elements)
+                    .arg(c.disagreement.isEmpty() ? QString() : QStringLiteral(": DISAGREES: ") + c.disagreement));
     for (const app::RunResult& run : outcome->gpuComparisons)
         for (const app::BackendResult& r : run.results)
             logLine(QStringLiteral("  comparison %1").arg(r.ok() ? backendCaption(r) : QStringLiteral("gpu: ERROR: ") + r.error));
+    for (const app::RunResult& run : outcome->threadScaling)
+        for (const app::BackendResult& r : run.results)
+            logLine(QStringLiteral("  thread scaling: %1 threads: %2")
+                        .arg(run.cpuThreads)
+                        .arg(r.ok() ? backendCaption(r) : QStringLiteral("ERROR: ") + r.error));
     statusBar()->showMessage(tr("%1 done: %2").arg(app::toString(main.request.op), summary.join(QStringLiteral("; "))));
     emit runFinished();
 }
@@ -573,13 +577,13 @@ void MainWindow::showImageOutcome(const RunOutcome& outcome)
     if (outcome.differenceBackend && cpu) {
         diffView->setImage(outcome.difference, outcome.differenceImage);
         QString stats;
-        for (const auto& [backend, c] : main.comparisons)
-            if (backend == *outcome.differenceBackend)
+        for (const app::BackendComparison& compared : main.comparisons)
+            if (compared.backend == *outcome.differenceBackend)
                 stats = tr(" · max %1 · mean %2 · %3 of %4 differ")
-                            .arg(c.maxAbsError, 0, 'g', 4)
-                            .arg(c.meanAbsError, 0, 'g', 4)
-                            .arg(c.differing)
-                            .arg(c.elements);
+                            .arg(compared.comparison.maxAbsError, 0, 'g', 4)
+                            .arg(compared.comparison.meanAbsError, 0, 'g', 4)
+                            .arg(compared.comparison.differing)
+                            .arg(compared.comparison.elements);
         images_->setCaption(ImageGrid::Pane::Difference,
                             tr("Difference |%1 − %2|%3")
                                 .arg(app::toString(*outcome.differenceBackend), app::toString(cpu->backend), stats));

@@ -25,7 +25,7 @@ app::RunRequest gpuOnly(const app::RunRequest& request)
 {
     app::RunRequest copy = request;
     copy.backends = {app::Backend::Gpu};
-    copy.measureCopyBandwidth = false;
+    copy.measureRoofs = false;
     return copy;
 }
 
@@ -39,7 +39,7 @@ app::RunRequest histogramOf(const cv::Mat& image, app::Backend backend, const Hi
     request.backends = {backend};
     request.cpuRepetitions = request.gpu.repetitions = 1;
     request.cpuWarmup = request.gpu.warmup = 0;
-    request.measureCopyBandwidth = false;
+    request.measureRoofs = false;
     if (like && image.depth() != CV_8U) {
         request.histogram.bins = like->binning.bins;
         request.histogram.lo = like->binning.lo;
@@ -179,13 +179,14 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
     const bool imageInput = !request.image.empty();
     const bool panelHistograms = job.histograms && imageInput && request.op != app::Op::Histogram;
     const std::vector<std::string> variants = gpu::variants(app::toString(request.op).toStdString());
+    const std::vector<int> scalingThreads = job.threadScaling ? threadScalingCounts(hardwareThreads()) : std::vector<int>();
 
     // Progress is shared evenly among the runs this job may make.
     const int plannedRuns = 1 + (gpuRequested && gpuAvailable
                                      ? int(job.compareMemory) + (job.compareVariants ? int(variants.size()) : 0) +
                                            int(request.gpu.streams > 1)
                                      : 0) +
-                            (panelHistograms ? 3 : 0);
+                            int(scalingThreads.size()) + (panelHistograms ? 3 : 0);
     int runsDone = 0;
     const auto runStep = [&](const app::RunRequest& stepRequest) {
         if (cancel_) throw app::Cancelled();
@@ -226,6 +227,13 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
             single.gpu.streams = 1;
             outcome->singleStream = runStep(single);
         }
+    }
+    for (int threads : scalingThreads) {
+        app::RunRequest scaled = request;
+        scaled.backends = {app::Backend::CpuOpenCV};
+        scaled.cpuThreads = threads;
+        scaled.measureRoofs = true;  // each thread count against the host bandwidth on as many threads
+        outcome->threadScaling.push_back(runStep(scaled));
     }
 
     const app::BackendResult* cpu = shownCpuResult(main);

@@ -30,6 +30,7 @@ struct RunJob {
     std::shared_ptr<const Signal> signal;
     bool compareMemory = false;    ///< GPU also with the other host memory kind
     bool compareVariants = false;  ///< GPU also with every other variant of the op
+    bool threadScaling = false;    ///< cpu-opencv also on each of threadScalingCounts(hardwareThreads())
     bool histograms = true;        ///< input/output histograms for the Histogram panel (image inputs)
 };
 
@@ -47,6 +48,7 @@ struct RunOutcome {
     app::RunResult main;
     std::vector<app::RunResult> gpuComparisons;  ///< other memory kind and other variants (GPU only)
     std::optional<app::RunResult> singleStream;  ///< the 1-stream baseline when the job used more streams
+    std::vector<app::RunResult> threadScaling;   ///< cpu-opencv alone on each of those counts, in order
     HistogramSet histograms;
     /// The views' images: CPU = first successful CPU backend, GPU, and |other - CPU|.
     DisplayImage cpuImage, gpuImage, differenceImage;

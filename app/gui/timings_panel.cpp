@@ -64,6 +64,17 @@ QTableWidgetItem* cell(const QString& text, bool number = true)
     return item;
 }
 
+QTableWidget* newTable(const QStringList& headers)
+{
+    auto* table = new QTableWidget(0, int(headers.size()));
+    table->setHorizontalHeaderLabels(headers);
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table->horizontalHeader()->setStretchLastSection(true);
+    table->verticalHeader()->hide();
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    return table;
+}
+
 } // namespace
 
 TimingsPanel::TimingsPanel(QWidget* parent)
@@ -92,18 +103,23 @@ TimingsPanel::TimingsPanel(QWidget* parent)
     chartView_->setToolTip(tr("Median time per stage; with several streams the GPU stages overlap, so the "
                               "end-to-end time (table) is less than their sum"));
     row->addWidget(chartView_);
-    table_ = new QTableWidget(0, ColumnCount);
-    table_->setHorizontalHeaderLabels({tr("Backend"), tr("Median ms"), tr("Min ms"), tr("Max ms"), tr("H2D ms"),
-                                       tr("Kernel ms"), tr("D2H ms"), tr("Kernel GB/s"), tr("% of copy BW"),
-                                       tr("End-to-end GB/s"), tr("Kernel speed-up"), tr("End-to-end speed-up"),
-                                       tr("Error")});
-    table_->horizontalHeaderItem(CopyPercentColumn)
-        ->setToolTip(tr("Kernel GB/s as a share of the device-to-device copy bandwidth measured in this run"));
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setStretchLastSection(true);
-    table_->verticalHeader()->hide();
-    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    row->addWidget(table_);
+    table_ = newTable({tr("Backend"), tr("Median ms"), tr("Min ms"), tr("Max ms"), tr("H2D ms"), tr("Kernel ms"),
+                       tr("D2H ms"), tr("Kernel GB/s"), tr("% of roof"), tr("End-to-end GB/s"), tr("Kernel speed-up"),
+                       tr("End-to-end speed-up"), tr("Error")});
+    table_->horizontalHeaderItem(KernelGBsColumn)
+        ->setToolTip(tr("By the documented bytes: GPU rows the kernel alone, CPU rows their whole run (no copies)"));
+    table_->horizontalHeaderItem(RoofPercentColumn)
+        ->setToolTip(tr("Kernel GB/s as a share of a copy's bandwidth measured in this run: GPU rows against the "
+                        "device-to-device copy, CPU rows against the host memory copy on the run's CPU threads"));
+    scalingTable_ = newTable({tr("cpu-opencv threads"), tr("Median ms"), tr("Speed-up vs 1 thread"), tr("GB/s"),
+                              tr("% of host BW")});
+    scalingTable_->horizontalHeaderItem(HostPercentColumn)
+        ->setToolTip(tr("GB/s as a share of the host memory copy bandwidth measured on as many threads"));
+    scalingTable_->hide();
+    auto* tables = new QSplitter(Qt::Vertical);
+    tables->addWidget(table_);
+    tables->addWidget(scalingTable_);
+    row->addWidget(tables);
     // The chart gets the larger share: Qt elides bar labels wider than about a third of it.
     row->setSizes({560, 440});
     layout->addWidget(row, 1);
@@ -117,7 +133,10 @@ void TimingsPanel::setLogScale(bool on)
 void TimingsPanel::drawBars()
 {
     chart_->removeAllSeries();
-    for (QAbstractAxis* axis : chart_->axes()) chart_->removeAxis(axis);
+    for (QAbstractAxis* axis : chart_->axes()) {
+        chart_->removeAxis(axis);
+        delete axis;  // removeAxis gives the axis back to us
+    }
     if (bars_.empty()) return;
 
     // The smallest segment and the longest bar set the range.
@@ -199,7 +218,14 @@ void TimingsPanel::showMessage(const QString& text)
     bars_.clear();
     drawBars();
     table_->setRowCount(0);
+    scalingTable_->setRowCount(0);
+    scalingTable_->hide();
     summary_->setText(text);
+}
+
+QString TimingsPanel::summary() const
+{
+    return summary_->text();
 }
 
 void TimingsPanel::showOutcome(const RunOutcome& outcome)
@@ -234,7 +260,14 @@ void TimingsPanel::showOutcome(const RunOutcome& outcome)
         table_->setItem(i, MedianColumn, cell(ms(r.time.medianMs)));
         table_->setItem(i, MinColumn, cell(ms(r.time.minMs)));
         table_->setItem(i, MaxColumn, cell(ms(r.time.maxMs)));
-        if (!r.gpu) continue;
+        if (!r.gpu) {
+            // CPU rows are all the main run's (the comparison runs are GPU only).
+            table_->setItem(i, KernelGBsColumn, cell(QString::number(app::cpuGBs(main.request, r), 'f', 1)));
+            if (main.hostBandwidthGBs > 0)
+                table_->setItem(i, RoofPercentColumn,
+                                cell(QString::number(app::hostBandwidthPercent(main, r), 'f', 1)));
+            continue;
+        }
         const gpu::GpuReport& g = *r.gpu;
         const bool endToEnd = g.total.medianMs > 0;
         if (endToEnd) {
@@ -245,7 +278,7 @@ void TimingsPanel::showOutcome(const RunOutcome& outcome)
         table_->setItem(i, KernelColumn, cell(ms(g.kernel.medianMs)));
         table_->setItem(i, KernelGBsColumn, cell(QString::number(g.kernelGBs(), 'f', 1)));
         if (main.copyBandwidthGBs > 0)
-            table_->setItem(i, CopyPercentColumn, cell(QString::number(100.0 * g.kernelGBs() / main.copyBandwidthGBs, 'f', 1)));
+            table_->setItem(i, RoofPercentColumn, cell(QString::number(100.0 * g.kernelGBs() / main.copyBandwidthGBs, 'f', 1)));
         if (baseline && g.kernel.medianMs > 0)
             table_->setItem(i, KernelSpeedupColumn,
                             cell(QStringLiteral("%1×").arg(baseline->time.medianMs / g.kernel.medianMs, 0, 'f', 2)));
@@ -254,8 +287,14 @@ void TimingsPanel::showOutcome(const RunOutcome& outcome)
                             cell(QStringLiteral("%1×").arg(baseline->time.medianMs / g.total.medianMs, 0, 'f', 2)));
     }
 
+    failures << showThreadScaling(outcome.threadScaling);
+
     // A failed backend has no bar; its reason heads the panel.
     QStringList summary = failures;
+    if (main.hostBandwidthGBs > 0)
+        summary << tr("Host: %1, memory bandwidth %2 GB/s measured (read + write)")
+                       .arg(main.cpuThreads == 1 ? tr("1 CPU thread") : tr("%1 CPU threads").arg(main.cpuThreads))
+                       .arg(main.hostBandwidthGBs, 0, 'f', 1);
     if (main.device)
         summary << tr("Device: %1, copy bandwidth %2 GB/s measured (%3 GB/s theoretical)")
                        .arg(QString::fromStdString(main.device->name))
@@ -264,6 +303,35 @@ void TimingsPanel::showOutcome(const RunOutcome& outcome)
     if (baseline) summary << tr("Speed-ups are against %1 (%2 ms), the fastest CPU backend.")
                                  .arg(app::toString(baseline->backend), ms(baseline->time.medianMs));
     summary_->setText(summary.join(QLatin1Char('\n')));
+}
+
+QStringList TimingsPanel::showThreadScaling(const std::vector<app::RunResult>& runs)
+{
+    scalingTable_->setVisible(!runs.empty());
+    scalingTable_->setRowCount(int(runs.size()));
+    if (runs.empty()) return {};
+    // The first run is the one on a single thread (threadScalingCounts starts at 1).
+    const app::BackendResult& oneThread = runs.front().results.front();
+    QStringList failures;
+    for (int i = 0; i < int(runs.size()); ++i) {
+        const app::RunResult& run = runs[size_t(i)];
+        const app::BackendResult& r = run.results.front();
+        scalingTable_->setItem(i, ThreadsColumn, cell(QString::number(run.cpuThreads)));
+        if (!r.ok()) {
+            failures << tr("cpu-opencv on %1 threads: %2").arg(run.cpuThreads).arg(r.error);
+            continue;
+        }
+        scalingTable_->setItem(i, ScalingMedianColumn, cell(ms(r.time.medianMs)));
+        if (oneThread.ok() && r.time.medianMs > 0)
+            scalingTable_->setItem(
+                i, ScalingSpeedupColumn,
+                cell(QStringLiteral("%1×").arg(oneThread.time.medianMs / r.time.medianMs, 0, 'f', 2)));
+        scalingTable_->setItem(i, ScalingGBsColumn, cell(QString::number(app::cpuGBs(run.request, r), 'f', 1)));
+        if (run.hostBandwidthGBs > 0)
+            scalingTable_->setItem(i, HostPercentColumn,
+                                   cell(QString::number(app::hostBandwidthPercent(run, r), 'f', 1)));
+    }
+    return failures;
 }
 
 } // namespace kl::gui

@@ -1,6 +1,6 @@
 #pragma once
 // Where the time went: stacked bars per backend (H2D, kernel, D2H for the GPU; the total
-// for each CPU backend) and a table of medians, rates and speed-ups.
+// for each CPU backend), a table of medians, rates and speed-ups, and the CPU thread scaling.
 #include "run_worker.hpp"
 
 #include <QWidget>
@@ -19,19 +19,27 @@ namespace kl::gui {
 class TimingsPanel : public QWidget {
     Q_OBJECT
 public:
-    /// The table's columns.
+    /// The table's columns. The roof: the device copy for GPU rows, the host memory copy for CPU rows.
     enum Column {
         BackendColumn, MedianColumn, MinColumn, MaxColumn, H2DColumn, KernelColumn, D2HColumn, KernelGBsColumn,
-        CopyPercentColumn, EndToEndGBsColumn, KernelSpeedupColumn, EndToEndSpeedupColumn, ErrorColumn, ColumnCount
+        RoofPercentColumn, EndToEndGBsColumn, KernelSpeedupColumn, EndToEndSpeedupColumn, ErrorColumn, ColumnCount
+    };
+    /// The thread scaling table's columns.
+    enum ScalingColumn {
+        ThreadsColumn, ScalingMedianColumn, ScalingSpeedupColumn, ScalingGBsColumn, HostPercentColumn,
+        ScalingColumnCount
     };
 
     explicit TimingsPanel(QWidget* parent = nullptr);
 
-    /// The main run's backends, then every comparison run (other memory kind, other variants).
+    /// The main run's backends, then every comparison run (other memory kind, other variants);
+    /// the thread scaling runs in their own table, shown only when there are some.
     void showOutcome(const RunOutcome& outcome);
     void showMessage(const QString& text);
 
     [[nodiscard]] QTableWidget* table() const { return table_; }
+    [[nodiscard]] QTableWidget* scalingTable() const { return scalingTable_; }
+    [[nodiscard]] QString summary() const;
     /// The category labels of the bars, top to bottom.
     [[nodiscard]] QStringList barLabels() const;
 
@@ -46,6 +54,8 @@ private:
     /// Draws bars_ on a linear or a logarithmic time axis (a 0.01 ms GPU bar next to a
     /// 20 ms CPU one is invisible on a linear axis).
     void drawBars();
+    /// Fills the thread scaling table (hidden when there are no runs); returns the failed runs' reasons.
+    QStringList showThreadScaling(const std::vector<app::RunResult>& runs);
 
     std::vector<Bar> bars_;  ///< top to bottom, as the table's rows
     QLabel* summary_ = nullptr;
@@ -53,6 +63,7 @@ private:
     QChart* chart_ = nullptr;
     QChartView* chartView_ = nullptr;
     QTableWidget* table_ = nullptr;
+    QTableWidget* scalingTable_ = nullptr;
 };
 
 } // namespace kl::gui

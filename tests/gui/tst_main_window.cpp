@@ -14,6 +14,7 @@
 
 #include "kernellab/conv1d.hpp"
 #include "kernellab/conv2d.hpp"
+#include "kernellab/cpu.hpp"
 #include "kernellab/histogram.hpp"
 #include "kernellab/image_io.hpp"
 #include "kernellab/metrics.hpp"
@@ -76,7 +77,27 @@ struct OpenWindow {
         window.show();
         window.openFile(path);
     }
+
+    /// `spec` generated and run on the CPU backends only.
+    explicit OpenWindow(const kl::app::GenerateSpec& spec)
+    {
+        window.executionPanel()->setRepetitions(1);
+        window.executionPanel()->setBackends({Backend::CpuReference, Backend::CpuOpenCV});
+        window.show();
+        window.generateInput(spec);
+    }
 };
+
+/// A small 8-bit image: quick runs on the CPU backends.
+kl::app::GenerateSpec smallImage()
+{
+    kl::app::GenerateSpec spec;
+    spec.cols = 256;
+    spec.rows = 192;
+    spec.depth = CV_8U;
+    spec.imagePattern = kl::app::ImagePattern::Gradient;
+    return spec;
+}
 
 std::vector<uint64_t> seriesCounts(const QLineSeries* series)
 {
@@ -107,6 +128,9 @@ private slots:
     void signalConv1DShowsTheEngineOutput();
     void signalTransposeShowsInterleavedSamples();
     void optionsReachTheRequest();
+    void cpuThreadsReachTheRequest();
+    void cpuRowsShowTheirShareOfHostBandwidth();
+    void threadScalingRunsEachThreadCount();
     void badFileKeepsThePreviousInput();
     void invalidKernelIsReportedNotRun();
     void customKernelFromTheEditorIsRun();
@@ -309,6 +333,80 @@ void TestMainWindow::optionsReachTheRequest()
     QVERIFY(settles(w.window, w.finished, 3));
     QVERIFY((w.window.worker()->lastJob().request.backends == std::vector<Backend>{Backend::CpuOpenCV}));
     QCOMPARE(w.window.imageGrid()->caption(ImageGrid::Pane::Cpu).contains(QLatin1String("cpu-opencv")), true);
+}
+
+void TestMainWindow::cpuThreadsReachTheRequest()
+{
+    OpenWindow w(smallImage());
+    QVERIFY(settles(w.window, w.finished));
+    kl::gui::ExecutionPanel* execution = w.window.executionPanel();
+    QCOMPARE(execution->cpuThreads(), kl::hardwareThreads());
+    QCOMPARE(w.window.lastOutcome()->main.cpuThreads, kl::hardwareThreads());
+
+    execution->setCpuThreads(1);
+    w.window.runNow();  // on a one-thread host 1 is no change, so nothing re-runs by itself
+    QVERIFY(settles(w.window, w.finished, 2));
+    QCOMPARE(w.window.worker()->lastJob().request.cpuThreads, 1);
+    QCOMPARE(w.window.lastOutcome()->main.cpuThreads, 1);
+    QVERIFY2(w.window.timingsPanel()->summary().contains(QLatin1String("Host: 1 CPU thread,")),
+             qPrintable(w.window.timingsPanel()->summary()));
+}
+
+void TestMainWindow::cpuRowsShowTheirShareOfHostBandwidth()
+{
+    OpenWindow w(smallImage());
+    QVERIFY(settles(w.window, w.finished));
+    const kl::app::RunResult& main = w.window.lastOutcome()->main;
+    QVERIFY(main.hostBandwidthGBs > 0);
+    const kl::app::BackendResult* opencv = main.find(Backend::CpuOpenCV);
+    QVERIFY(opencv && opencv->ok());
+    QTableWidget* table = w.window.timingsPanel()->table();
+    QCOMPARE(table->item(1, kl::gui::TimingsPanel::BackendColumn)->text(), QStringLiteral("cpu-opencv"));
+    const QTableWidgetItem* gbs = table->item(1, kl::gui::TimingsPanel::KernelGBsColumn);
+    QVERIFY(gbs);
+    QCOMPARE(gbs->text(), QString::number(kl::app::cpuGBs(main.request, *opencv), 'f', 1));
+    const QTableWidgetItem* percent = table->item(1, kl::gui::TimingsPanel::RoofPercentColumn);
+    QVERIFY(percent);
+    QCOMPARE(percent->text(), QString::number(kl::app::hostBandwidthPercent(main, *opencv), 'f', 1));
+    QVERIFY(percent->text().toDouble() > 0);
+    QVERIFY2(w.window.timingsPanel()->summary().contains(
+                 QStringLiteral("memory bandwidth %1 GB/s measured (read + write)").arg(main.hostBandwidthGBs, 0, 'f', 1)),
+             qPrintable(w.window.timingsPanel()->summary()));
+    QVERIFY(w.window.timingsPanel()->scalingTable()->isHidden());
+}
+
+void TestMainWindow::threadScalingRunsEachThreadCount()
+{
+    OpenWindow w(smallImage());
+    QVERIFY(settles(w.window, w.finished));
+    w.window.executionPanel()->setThreadScaling(true);
+    QVERIFY(settles(w.window, w.finished, 2));
+    const std::vector<int> counts = kl::threadScalingCounts(kl::hardwareThreads());
+    QCOMPARE(counts.front(), 1);
+    QCOMPARE(counts.back(), kl::hardwareThreads());
+    const auto outcome = w.window.lastOutcome();
+    QCOMPARE(outcome->threadScaling.size(), counts.size());
+    QTableWidget* scaling = w.window.timingsPanel()->scalingTable();
+    QVERIFY(!scaling->isHidden());
+    QCOMPARE(scaling->rowCount(), int(counts.size()));
+    for (int i = 0; i < scaling->rowCount(); ++i) {
+        const kl::app::RunResult& run = outcome->threadScaling[size_t(i)];
+        QCOMPARE(run.cpuThreads, counts[size_t(i)]);
+        QVERIFY((run.request.backends == std::vector<Backend>{Backend::CpuOpenCV}));
+        QVERIFY2(run.results.front().ok(), qPrintable(run.results.front().error));
+        QCOMPARE(scaling->item(i, kl::gui::TimingsPanel::ThreadsColumn)->text(), QString::number(counts[size_t(i)]));
+        QVERIFY(scaling->item(i, kl::gui::TimingsPanel::ScalingMedianColumn));
+        QVERIFY(scaling->item(i, kl::gui::TimingsPanel::ScalingGBsColumn));
+        QVERIFY(run.hostBandwidthGBs > 0);  // each thread count has its own roof
+        QCOMPARE(scaling->item(i, kl::gui::TimingsPanel::HostPercentColumn)->text(),
+                 QString::number(kl::app::hostBandwidthPercent(run, run.results.front()), 'f', 1));
+    }
+    QCOMPARE(scaling->item(0, kl::gui::TimingsPanel::ScalingSpeedupColumn)->text(), QStringLiteral("1.00×"));
+
+    w.window.executionPanel()->setThreadScaling(false);
+    QVERIFY(settles(w.window, w.finished, 3));
+    QVERIFY(w.window.lastOutcome()->threadScaling.empty());
+    QVERIFY(scaling->isHidden());
 }
 
 void TestMainWindow::badFileKeepsThePreviousInput()
