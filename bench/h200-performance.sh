@@ -2,13 +2,15 @@
 # The benchmark runs behind README "Performance" (the issue's target workloads), on a GPU
 # machine, from the build tree:   bash bench/h200-performance.sh OUT_DIR [INPUTS_DIR]
 # Writes OUT_DIR/<case>/kernellab-bench.{json,csv,md}; inputs are dumped as .npy into
-# INPUTS_DIR (default /tmp/kernellab-inputs) for bench/peers.py.
+# INPUTS_DIR (default /tmp/kernellab-inputs) for bench/peers.py. The bare OpenCV calls that
+# cpu-opencv is held to go to OUT_DIR/opencv-bare{,-odd}.{json,md}.
 set -uo pipefail
 out=${1:?usage: h200-performance.sh OUT_DIR [INPUTS_DIR]}
 inputs=${2:-/tmp/kernellab-inputs}
 here=$(cd "$(dirname "$0")" && pwd)
 cli=${KERNELLAB_CLI:-app/kernellab-cli}
-common=(--require-gpu --quiet --sizes 8192 --memory pinned --streams 1,4 --repetitions 20)
+opencv_bare=${KERNELLAB_OPENCV_BARE:-bench/kernellab-opencv-bare}
+common=(--require-gpu --quiet --sizes 8192 --memory pinned --streams 1,4 --repetitions 20 --cpu-repetitions 10)
 status=0
 
 bench() {  # bench CASE ARGS...
@@ -32,11 +34,22 @@ bench odd-transpose-histogram --ops transpose,histogram --depths u8,f32 "${odd[@
 for k in 3 5 15; do bench "odd-conv2d-f32-k$k" --ops conv2d --depths f32 --ksize "$k" "${odd[@]}"; done
 bench odd-conv2d-u8x3-k5 --ops conv2d --depths u8 --channels 3 --ksize 5 "${odd[@]}"
 bench odd-conv1d-k15 --ops conv1d --frames 16777213 --taps 15 --streams 1 --variants auto
+# cpu-opencv on 1, 2, 4 ... all threads, each against the host memory bandwidth on as many threads.
+echo "=== cpu-thread-scaling"
+"$cli" bench --quiet --sizes 8192 --backends cpu-opencv --ops conv2d,histogram,transpose,conv1d --depths u8,f32 \
+    --thread-scaling --cpu-repetitions 10 --out-dir "$out/cpu-thread-scaling" || status=1
 
 if [ "${RUN_PEERS:-1}" = 1 ]; then
     for json in "$out"/*/kernellab-bench.json; do
         echo "=== peers: $json"
         python3 "$here/peers.py" --kernellab "$json" --out "$(dirname "$json")/peers.md" || status=1
     done
+fi
+
+if [ "${RUN_BARE:-1}" = 1 ]; then
+    echo "=== opencv-bare"
+    "$opencv_bare" --size 8192 --json "$out/opencv-bare.json" > "$out/opencv-bare.md" || status=1
+    echo "=== opencv-bare-odd"
+    "$opencv_bare" --size 8191x8179 --json "$out/opencv-bare-odd.json" > "$out/opencv-bare-odd.md" || status=1
 fi
 exit $status

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Time KernelLab's bench workloads on peer GPU libraries and compare with KernelLab.
+"""Time KernelLab's bench workloads on peer libraries and compare with KernelLab.
 
-For the GPU machine (python3 with numpy, cupy/cupyx and torch; OpenCV-Python is optional):
+For the GPU machine (python3 with numpy, cupy/cupyx and torch for the GPU table, OpenCV-Python
+for the CPU table; either half runs without the other's libraries):
 
     kernellab-cli bench --require-gpu --out-dir out --dump-inputs out/inputs
     python3 bench/peers.py --kernellab out/kernellab-bench.json
@@ -16,13 +17,21 @@ dtype and value range, different values) and run through:
              with the taps flipped (a correlation again), all mode 'same'
   histogram  cupy.histogram, cupy.bincount, torch.bincount, torch.histc
   transpose  cupy.ascontiguousarray(a.T), torch .t().contiguous()
-  (cv2)      the CPU OpenCV calls, when `import cv2` works
+
+and compared with KernelLab's best GPU kernel. Separately, every cpu-opencv row is compared with
+the OpenCV-Python call a user would write for it, into a reused output (dst=):
+
+  conv2d     cv2.GaussianBlur for OpenCV's sigma-0 Gaussians up to 7x7, else cv2.filter2D
+  conv1d     cv2.filter2D over the zero-padded signal with the taps reversed, anchor (0, 0)
+  histogram  cv2.calcHist per channel
+  transpose  cv2.transpose
 
 Each peer is first checked against KernelLab's semantics on a small case computed in numpy
 (float64 loops straight from the definitions); one that disagrees is reported and not timed.
-Times are CUDA-event medians on device-resident data (warm-up first), like KernelLab's
+GPU times are CUDA-event medians on device-resident data (warm-up first), like KernelLab's
 kernel-only time; the table gives peer / KernelLab ratios (> 1: KernelLab is faster).
-TF32 is off for torch so that its convolutions are float32 like KernelLab's.
+TF32 is off for torch so that its convolutions are float32 like KernelLab's. cv2 times are
+wall-clock medians against cpu-opencv's end-to-end median (cv2 / KernelLab > 1: KernelLab is faster).
 """
 
 import argparse
@@ -280,29 +289,72 @@ def peers_for(op, depth, parameters):
                 return lambda: (xd.permute(1, 0, 2) if xd.dim() == 3 else xd.t()).contiguous()
 
             peers.append(("torch .t().contiguous()", "torch", torch_transpose))
-
-    if cv2 is not None:
-        if op == "conv2d":
-            cv_border = {"reflect101": cv2.BORDER_REFLECT_101, "reflect": cv2.BORDER_REFLECT,
-                         "replicate": cv2.BORDER_REPLICATE, "constant": cv2.BORDER_CONSTANT}
-            if border in cv_border:
-                peers.append(("cv2.filter2D (CPU)", "cv2",
-                              lambda x, k: (lambda: cv2.filter2D(x, cv2.CV_32F, k, borderType=cv_border[border]))))
-        elif op == "histogram":
-            peers.append(("cv2.calcHist (CPU)", "cv2", cv2_histogram(depth, bins)))
-        elif op == "transpose":
-            peers.append(("cv2.transpose (CPU)", "cv2", lambda x, _: (lambda: cv2.transpose(x))))
     return peers
 
 
-def cv2_histogram(depth, bins):
-    def make(x, _):
-        if depth == "f32":
-            return lambda: cv2.calcHist([x], [0], None, [bins], [float(x.min()), float(np.nextafter(x.max(), np.inf))])
-        hi = 256 if depth == "u8" else 65536
-        return lambda: cv2.calcHist([x], [0], None, [256 if depth == "u8" else bins], [0, hi])
+def histogram_range(x, depth):
+    """KernelLab's default [lo, hi): the depth's range, or for f32 the data's [min, max] with max
+    nudged up one ulp so that it lands in the last bin."""
+    if depth == "f32":
+        return float(x.min()), float(np.nextafter(x.max(), np.float32(np.inf)))
+    return 0.0, 256.0 if depth == "u8" else 65536.0
 
-    return make
+
+def cv2_call(op, depth, parameters, kernel):
+    """(name, make) for the OpenCV-Python call of a cpu-opencv case; make is None when cv2 has none.
+    make(x_host, kernel) returns (run, result): run, to time, writes into an output allocated once;
+    result gives that output in KernelLab's layout, outside the timing."""
+    border = parameters["conv2d"]["border"]
+    if op == "conv2d":
+        cv_border = {"reflect101": cv2.BORDER_REFLECT_101, "reflect": cv2.BORDER_REFLECT,
+                     "replicate": cv2.BORDER_REPLICATE, "constant": cv2.BORDER_CONSTANT}.get(border)
+        size = kernel.shape[0]
+        is_small_gaussian = (kernel.shape == (size, size) and size in OPENCV_SMALL_GAUSSIANS
+                             and np.allclose(kernel, gaussian_kernel_2d(size), rtol=0, atol=1e-7))
+        name = "cv2.GaussianBlur" if is_small_gaussian else "cv2.filter2D"
+        if cv_border is None:
+            return name, None
+
+        # ddepth -1: the input's depth, which is KernelLab's output depth in the bench.
+        def make(x, k):
+            out = np.empty_like(x)
+            if is_small_gaussian:  # GaussianBlur's separable (fixed-point for u8) path for this kernel
+                return (lambda: cv2.GaussianBlur(x, (size, size), 0, dst=out, borderType=cv_border)), lambda: out
+            return (lambda: cv2.filter2D(x, -1, k, dst=out, borderType=cv_border)), lambda: out
+
+        return name, make
+    if op == "conv1d":
+
+        def make(x, taps):
+            # 'same' = correlation with the reversed taps over the signal zero-padded by K // 2 in
+            # front (and the rest behind); one row per channel, so one call does every channel.
+            frames, k = x.shape[0], len(taps)
+            rows = x.reshape(frames, -1).T
+            padded = np.zeros((rows.shape[0], frames + k - 1), np.float32)
+            padded[:, k // 2 : k // 2 + frames] = rows
+            reversed_taps = np.ascontiguousarray(taps[::-1], dtype=np.float32).reshape(1, k)
+            out = np.empty_like(padded)
+            run = lambda: cv2.filter2D(padded, -1, reversed_taps, dst=out, anchor=(0, 0), borderType=cv2.BORDER_CONSTANT)
+            return run, lambda: out[:, :frames].T.reshape(x.shape)
+
+        return "cv2.filter2D (padded row)", make
+    if op == "histogram":
+        bins = 256 if depth == "u8" else parameters["histogram"]["bins"]
+
+        def make(x, _):
+            channels = x.shape[2] if x.ndim == 3 else 1
+            lo, hi = histogram_range(x, depth)
+            hists = [np.zeros((bins, 1), np.float32) for _ in range(channels)]
+            run = lambda: [cv2.calcHist([x], [c], None, [bins], [lo, hi], hist=h) for c, h in enumerate(hists)]
+            return run, lambda: np.concatenate([h.ravel() for h in hists])
+
+        return "cv2.calcHist per channel", make
+
+    def make(x, _):
+        out = np.empty((x.shape[1], x.shape[0]) + x.shape[2:], x.dtype)
+        return (lambda: cv2.transpose(x, dst=out)), lambda: out
+
+    return "cv2.transpose", make
 
 
 # ---- running ---------------------------------------------------------------------------------
@@ -351,66 +403,72 @@ def time_ms(library, fn, warmup, repetitions):
     return statistics.median(samples)
 
 
-def semantics_problem(op, depth, make, parameters, library):
-    """Runs the peer on a small case and compares it with the numpy reference; None when it agrees."""
+def small_case(op, depth, channels, parameters):
+    """(input, kernel, KernelLab's float64 result) for a small case computed in numpy; channels are
+    interleaved (the last axis), histograms concatenated per channel."""
     rng = np.random.default_rng(7)
     dtype = NUMPY_DTYPE[depth]
+    channel_axis = (channels,) if channels > 1 else ()
     if op == "conv1d":
-        x = rng.uniform(-1, 1, 1001).astype(np.float32)
+        x = rng.uniform(-1, 1, (1001,) + channel_axis).astype(np.float32)
     elif dtype == np.float32:
-        x = rng.random((37, 29), dtype=np.float32)
+        x = rng.random((37, 29) + channel_axis, dtype=np.float32)
     else:
-        x = rng.integers(0, np.iinfo(dtype).max + 1, size=(37, 29), dtype=dtype)
+        x = rng.integers(0, np.iinfo(dtype).max + 1, size=(37, 29) + channel_axis, dtype=dtype)
+    planes = [x] if channels == 1 else [x[..., c] for c in range(channels)]
     kernel = None
     if op == "conv2d":
         kernel = gaussian_kernel_2d(parameters["conv2d"]["size"])
-        want = reference_conv2d(x, kernel, parameters["conv2d"]["border"])
+        want = np.stack([reference_conv2d(p, kernel, parameters["conv2d"]["border"]) for p in planes], axis=-1)
     elif op == "conv1d":
         kernel = low_pass_taps(31, 0.1, 1.0)
-        want = reference_conv1d_same(x, kernel)
+        want = np.stack([reference_conv1d_same(p, kernel) for p in planes], axis=-1)
     elif op == "histogram":
         bins = 256 if depth == "u8" else parameters["histogram"]["bins"]
-        lo, hi = (0.0, 256.0) if depth == "u8" else ((0.0, 65536.0) if depth == "u16" else (float(x.min()), float(np.nextafter(x.max(), np.inf))))
-        want = reference_histogram(x, bins, lo, hi)
+        lo, hi = histogram_range(x, depth)
+        want = np.concatenate([reference_histogram(p, bins, lo, hi) for p in planes])
     else:
-        want = x.T
+        want = np.swapaxes(x, 0, 1)
+    return x, kernel, want.reshape(x.shape) if op in ("conv2d", "conv1d") else want
+
+
+def disagreement(op, got, want, max_abs=None):
+    """None when got agrees with want: exactly for histogram and transpose, within max_abs when
+    given, else to 1e-5 of want's largest magnitude."""
+    if got.shape != want.shape:
+        return f"gives shape {got.shape}, KernelLab {want.shape}"
+    difference = float(np.abs(got.astype(np.float64) - want).max())
+    if op in ("histogram", "transpose") or max_abs is not None:
+        allowed = max_abs or 0
+        return None if difference <= allowed else f"differs from KernelLab's {op} (max |diff| {difference}, allowed {allowed})"
+    error = difference / max(float(np.abs(want).max()), 1e-30)
+    return None if error <= 1e-5 else f"relative error {error:.2e} against KernelLab's definition (allowed 1e-5)"
+
+
+def semantics_problem(op, depth, make, parameters, library):
+    """Runs the GPU peer on a small case and compares it with the numpy reference; None when it agrees."""
+    x, kernel, want = small_case(op, depth, 1, parameters)
     fn = make(x, kernel)
     if fn is None:
         return "does not support these parameters"
     got = to_host(fn()).reshape(want.shape) if op != "histogram" else to_host(fn()).ravel()
     synchronize(library)
-    if op in ("histogram", "transpose"):
-        if got.shape != want.shape or not np.array_equal(got.astype(np.float64), want.astype(np.float64)):
-            return f"differs from KernelLab's {op} (max |diff| {np.abs(got.astype(np.float64) - want).max()})"
-        return None
-    scale = max(float(np.abs(want).max()), 1e-30)
-    error = float(np.abs(got.astype(np.float64) - want).max()) / scale
-    return None if error <= 1e-5 else f"relative error {error:.2e} against KernelLab's definition (allowed 1e-5)"
+    return disagreement(op, got, want)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--kernellab", required=True, help="kernellab-bench.json from `kernellab-cli bench`")
-    parser.add_argument("--inputs", help="the --dump-inputs directory (default: the one the JSON names)")
-    parser.add_argument("--repetitions", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--ops", default="conv2d,conv1d,histogram,transpose")
-    parser.add_argument("--out", help="also write the Markdown table here")
-    args = parser.parse_args()
+def cv2_semantics_problem(op, depth, channels, make, parameters):
+    """The same check for an OpenCV-Python call, with the bench row's channel count."""
+    x, kernel, want = small_case(op, depth, channels, parameters)
+    run, result = make(x, kernel)
+    run()
+    if op == "conv2d" and depth != "f32":
+        # Integer outputs are rounded and saturated; OpenCV's fixed-point Gaussian may be one off.
+        return disagreement(op, result(), np.clip(np.rint(want), 0, np.iinfo(NUMPY_DTYPE[depth]).max), max_abs=1)
+    return disagreement(op, result(), want)
 
-    with open(args.kernellab) as f:
-        bench = json.load(f)
-    if bench.get("schema") != "kernellab-bench":
-        sys.exit(f"{args.kernellab}: not a kernellab-bench JSON")
-    if cp is None and torch is None:
-        sys.exit("neither cupy nor torch is importable: no GPU peers to run")
-    parameters = bench["parameters"]
-    inputs_dir = args.inputs or bench.get("inputs_dir")
-    if not inputs_dir:
-        print("note: no --dump-inputs directory; inputs are generated in numpy (same shape and range, other values)",
-              file=sys.stderr)
-    ops = args.ops.split(",")
 
+def gpu_table(bench, parameters, inputs_dir, ops, args):
+    """Markdown lines: every GPU peer against KernelLab's best verified kernel-only time per case."""
     # KernelLab's best verified kernel-only time per (op, size, depth), over its variants.
     best = {}
     for row in bench["rows"]:
@@ -421,7 +479,8 @@ def main():
         if key not in best or ms < best[key][0]:
             best[key] = (ms, row["variant"], row)
     if not best:
-        sys.exit("the bench JSON has no successful GPU rows (was it run on a GPU machine?)")
+        print("note: the bench JSON has no successful GPU rows (was it run on a GPU machine?)", file=sys.stderr)
+        return []
 
     lines = ["| op | size | depth | peer | peer ms | KernelLab ms (variant) | peer / KernelLab |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -447,12 +506,79 @@ def main():
                 cp.get_default_memory_pool().free_all_blocks()
             if torch is not None:
                 torch.cuda.empty_cache()
+    return lines
 
-    table = "\n".join(lines)
-    print(table)
-    if args.out:
+
+def cpu_table(bench, parameters, inputs_dir, ops, args):
+    """Markdown lines: every successful cpu-opencv row against the OpenCV-Python call for its case."""
+    bench_threads = bench.get("cpu_threads", bench.get("environment", {}).get("cpu_threads"))
+    lines = ["| op | size | depth | channels | OpenCV-Python call | cv2 threads | cv2 ms | "
+             "KernelLab cpu-opencv ms (threads) | cv2 / KernelLab |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    checked = {}
+    for row in bench["rows"]:
+        if row["backend"] != "cpu-opencv" or not row["ok"] or not row.get("end_to_end_ms") or row["op"] not in ops:
+            continue
+        op, depth, channels = row["op"], row["depth"], row["channels"]
+        kernel = bench_kernel(op, row, parameters, inputs_dir) if op in ("conv2d", "conv1d") else None
+        name, make = cv2_call(op, depth, parameters, kernel)
+        kl_ms = row["end_to_end_ms"]["median"]
+        kl_text = f"{kl_ms:.4f} ({row.get('cpu_threads', bench_threads) or '?'})"
+        case = f"| {op} | {row['size']} | {depth} | {channels} | {name} | {cv2.getNumThreads()} |"
+        key = (op, depth, channels, name)
+        if key not in checked:
+            checked[key] = (cv2_semantics_problem(op, depth, channels, make, parameters) if make
+                            else "does not support these parameters")
+        if checked[key]:
+            lines.append(f"{case} not timed: {checked[key]} | {kl_text} | - |")
+            continue
+        run, _ = make(bench_input(row, inputs_dir), kernel)
+        cv2_ms = time_ms("cv2", run, args.warmup, args.repetitions)
+        lines.append(f"{case} {cv2_ms:.4f} | {kl_text} | {cv2_ms / kl_ms:.2f} |")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kernellab", required=True, help="kernellab-bench.json from `kernellab-cli bench`")
+    parser.add_argument("--inputs", help="the --dump-inputs directory (default: the one the JSON names)")
+    parser.add_argument("--repetitions", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--ops", default="conv2d,conv1d,histogram,transpose")
+    parser.add_argument("--out", help="also write the Markdown tables here")
+    parser.add_argument("--cpu-out", help="write the CPU table here instead of after the GPU table in --out")
+    args = parser.parse_args()
+
+    with open(args.kernellab) as f:
+        bench = json.load(f)
+    if bench.get("schema") != "kernellab-bench":
+        sys.exit(f"{args.kernellab}: not a kernellab-bench JSON")
+    if cp is None and torch is None and cv2 is None:
+        sys.exit("none of cupy, torch and cv2 is importable: no peers to run")
+    parameters = bench["parameters"]
+    inputs_dir = args.inputs or bench.get("inputs_dir")
+    if not inputs_dir:
+        print("note: no --dump-inputs directory; inputs are generated in numpy (same shape and range, other values)",
+              file=sys.stderr)
+    ops = args.ops.split(",")
+
+    gpu_lines = gpu_table(bench, parameters, inputs_dir, ops, args) if cp is not None or torch is not None else []
+    cpu_lines = cpu_table(bench, parameters, inputs_dir, ops, args) if cv2 is not None else []
+    if len(cpu_lines) == 2:
+        print("note: the bench JSON has no successful cpu-opencv rows", file=sys.stderr)
+        cpu_lines = []
+    if not gpu_lines and not cpu_lines:
+        sys.exit("nothing to compare: no GPU peer with GPU rows, no cv2 with cpu-opencv rows")
+    gpu_text = "\n".join(gpu_lines)
+    cpu_text = "\n".join(["OpenCV-Python on the CPU against KernelLab's cpu-opencv (medians, wall clock):", ""] + cpu_lines)
+    print("\n\n".join(text for text, lines in ((gpu_text, gpu_lines), (cpu_text, cpu_lines)) if lines))
+    parts = ([gpu_text] if gpu_lines else []) + ([cpu_text] if cpu_lines and not args.cpu_out else [])
+    if args.out and parts:
         with open(args.out, "w") as f:
-            f.write(table + "\n")
+            f.write("\n\n".join(parts) + "\n")
+    if args.cpu_out and cpu_lines:
+        with open(args.cpu_out, "w") as f:
+            f.write(cpu_text + "\n")
 
 
 if __name__ == "__main__":
