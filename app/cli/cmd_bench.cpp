@@ -589,7 +589,7 @@ int runBench(const QStringList& arguments)
     for (const BenchRow& r : bench.rows()) rows.append(toJson(r));
     const QJsonObject json{
         {QStringLiteral("schema"), QStringLiteral("kernellab-bench")},
-        {QStringLiteral("schema_version"), 1},
+        {QStringLiteral("schema_version"), 2},
         {QStringLiteral("date"), date},
         {QStringLiteral("quick"), options.quick},
         {QStringLiteral("complete"), !cancelled},

@@ -20,7 +20,7 @@ namespace kl::app {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 /// conv1d taps are listed in the report up to this count (a 1M-tap kernel would drown it).
 constexpr size_t kMaxListedTaps = 1024;
 

@@ -44,15 +44,6 @@ QJsonObject gpuStatus()
     return status;
 }
 
-bool sameMat(const cv::Mat& a, const cv::Mat& b)
-{
-    if (a.size() != b.size() || a.type() != b.type()) return false;
-    const size_t rowBytes = size_t(a.cols) * a.elemSize();
-    for (int y = 0; y < a.rows; ++y)
-        if (std::memcmp(a.ptr(y), b.ptr(y), rowBytes) != 0) return false;
-    return true;
-}
-
 /// Counts per label from the CLI's histogram CSV (comment lines skipped).
 std::vector<std::vector<uint64_t>> readHistogramCsv(const QString& path, QStringList* labels)
 {
@@ -100,7 +91,7 @@ class TestCli : public QObject {
     {
         const QJsonObject report = readJson(dir_ + QStringLiteral("/report.json"));
         QCOMPARE(report[QStringLiteral("schema")].toString(), QStringLiteral("kernellab-report"));
-        QCOMPARE(report[QStringLiteral("schema_version")].toInt(), 1);
+        QCOMPARE(report[QStringLiteral("schema_version")].toInt(), 2);
         QVERIFY(!report[QStringLiteral("date")].toString().isEmpty());
         const QJsonObject input = report[QStringLiteral("input")].toObject();
         QVERIFY(input.contains(QStringLiteral("name")) && input.contains(QStringLiteral("kind")));
@@ -256,7 +247,7 @@ private slots:
         const cv::Mat input = kl::loadImage(sample("camera.png").toStdString());
         kl::Conv2DSpec spec;
         spec.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, {});
-        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), kl::conv2dReference(input, spec)));
+        QVERIFY(kltest::bitwiseEqual(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), kl::conv2dReference(input, spec)));
         checkReport(QStringLiteral("conv2d"));
     }
 
@@ -271,7 +262,7 @@ private slots:
         spec.border = kl::BorderMode::Replicate;
         spec.floatOutput = true;  // the preset's natural result is signed
         const cv::Mat want = kl::conv2dReference(kl::loadImage(sample("astronaut.png").toStdString()), spec);
-        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.tif")).toStdString()), want));
+        QVERIFY(kltest::bitwiseEqual(kl::loadImage(outputPath(QStringLiteral("out.tif")).toStdString()), want));
         checkReport(QStringLiteral("conv2d"));
     }
 
@@ -295,7 +286,7 @@ private slots:
         spec.border = kl::BorderMode::Constant;
         spec.borderValue = 1000;
         const cv::Mat want = kl::conv2dReference(kl::loadImage(sample("chessboard_GRAY_U16.tif").toStdString()), spec);
-        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
+        QVERIFY(kltest::bitwiseEqual(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
         checkReport(QStringLiteral("conv2d"));
     }
 
@@ -382,7 +373,7 @@ private slots:
         const CliRun run = runOp({"--op", "transpose", "--input", sample("coffee.png")}, QStringLiteral("out.png"));
         QVERIFY2(run.exitCode == 0, describe(run));
         const cv::Mat want = kl::transposeReference(kl::loadImage(sample("coffee.png").toStdString()));
-        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
+        QVERIFY(kltest::bitwiseEqual(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
         checkReport(QStringLiteral("transpose"));
     }
 
@@ -453,7 +444,7 @@ private slots:
         kl::Conv2DSpec spec;
         spec.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen, {});
         const cv::Mat want = kl::conv2dOpenCV(kl::loadImage(sample("camera.png").toStdString()), spec);
-        QVERIFY(sameMat(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
+        QVERIFY(kltest::bitwiseEqual(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
     }
 
     // ---- info, bench, sweep, Ctrl-C ---------------------------------------------------------
