@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -91,6 +92,15 @@ kl::Signal randomSignal(size_t frames, int channels, double rate, uint64_t seed)
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
     for (float& v : s.data) v = dist(gen);
     return s;
+}
+
+bool bitwiseEqual(const cv::Mat& a, const cv::Mat& b)
+{
+    if (a.size() != b.size() || a.type() != b.type()) return false;
+    const size_t rowBytes = size_t(a.cols) * a.elemSize();
+    for (int y = 0; y < a.rows; ++y)
+        if (std::memcmp(a.ptr(y), b.ptr(y), rowBytes) != 0) return false;
+    return true;
 }
 
 kl::Verdict checkConv2D(const cv::Mat& actual, const cv::Mat& reference, const cv::Mat& input,

@@ -36,6 +36,9 @@ std::string readFile(const std::string& path);
 /// Verifies that `action` throws kl::IoError whose message names `fileName` and contains `reason`.
 void expectIoError(const std::function<void()>& action, const std::string& fileName, const std::string& reason);
 
+/// Same size, type and bytes (views compared row by row).
+bool bitwiseEqual(const cv::Mat& a, const cv::Mat& b);
+
 /// Every image depth (u8, u16, f32) and channel count (1, 3, 4) the ops accept.
 extern const std::vector<int> kAllDepths;
 extern const std::vector<int> kAllChannelCounts;

@@ -32,15 +32,6 @@ std::vector<int> threadCounts()
     return {1, 2, kl::hardwareThreads(), 7};
 }
 
-bool identical(const cv::Mat& a, const cv::Mat& b)
-{
-    if (a.size() != b.size() || a.type() != b.type()) return false;
-    const size_t rowBytes = size_t(a.cols) * a.elemSize();
-    for (int y = 0; y < a.rows; ++y)
-        if (std::memcmp(a.ptr(y), b.ptr(y), rowBytes) != 0) return false;
-    return true;
-}
-
 /// `run()`'s result on each thread count, every one compared with the first.
 template <typename Result, typename Same, typename Run> void expectSameOnAllThreadCounts(Run&& run, Same&& same)
 {
@@ -116,7 +107,7 @@ private slots:
         QFETCH(cv::Mat, kernel);
         const cv::Mat input = kltest::randomImage(131, 97, depth, channels, uint64_t(depth * 10 + channels));
         const kl::Conv2DSpec spec = specOf(kernel, BorderMode(border), depth == CV_8U ? 37.0 : 37.25);
-        expectSameOnAllThreadCounts<cv::Mat>([&] { return kl::conv2dOpenCV(input, spec); }, identical);
+        expectSameOnAllThreadCounts<cv::Mat>([&] { return kl::conv2dOpenCV(input, spec); }, kltest::bitwiseEqual);
     }
 
     // The strips of a direct path compute what one whole-image call does, bit for bit: the
@@ -159,7 +150,7 @@ private slots:
         else
             cv::filter2D(input, whole, depth, kernel, cv::Point(-1, -1), 0, cvBorder);
         const kl::ScopedCpuThreads scope(7);
-        QVERIFY(identical(kl::conv2dOpenCV(input, spec), whole));
+        QVERIFY(kltest::bitwiseEqual(kl::conv2dOpenCV(input, spec), whole));
     }
 
     void histogramSameOnAllThreadCounts_data()
@@ -201,7 +192,7 @@ private slots:
         const cv::Mat reference = kl::transposeReference(input);
         expectSameOnAllThreadCounts<cv::Mat>([&] { return kl::transposeOpenCV(input); },
                                              [&](const cv::Mat& a, const cv::Mat& b) {
-                                                 return identical(a, b) && identical(a, reference);
+                                                 return kltest::bitwiseEqual(a, b) && kltest::bitwiseEqual(a, reference);
                                              });
     }
 
@@ -244,7 +235,7 @@ private slots:
         kl::conv2dOpenCV(input, spec, output, scratch);
         QCOMPARE(output.data, outputData);
         for (size_t i = 0; i < scratchData.size(); ++i) QCOMPARE(scratch.buffer(i).data, scratchData[i]);
-        QVERIFY(identical(output, first));
+        QVERIFY(kltest::bitwiseEqual(output, first));
 
         kl::Signal signal = kltest::randomSignal(100000, 1, 8000, 1), filtered;
         kl::Conv1DSpec taps;

@@ -17,15 +17,6 @@
 
 namespace {
 
-bool samePixels(const cv::Mat& a, const cv::Mat& b)
-{
-    if (a.size() != b.size() || a.type() != b.type()) return false;
-    const size_t rowBytes = size_t(a.cols) * a.elemSize();
-    for (int y = 0; y < a.rows; ++y)
-        if (std::memcmp(a.ptr(y), b.ptr(y), rowBytes) != 0) return false;
-    return true;
-}
-
 /// out(x, y) == in(y, x), pixel by pixel, all channels.
 bool isTransposeOf(const cv::Mat& out, const cv::Mat& in)
 {
@@ -66,8 +57,8 @@ private slots:
         const cv::Mat input = kltest::randomImage(size.height, size.width, depth, channels, uint64_t(size.area()));
         const cv::Mat reference = kl::transposeReference(input);
         QVERIFY(isTransposeOf(reference, input));
-        QVERIFY(samePixels(kl::transposeOpenCV(input), reference));
-        QVERIFY(samePixels(kl::transposeReference(reference), input));  // an involution
+        QVERIFY(kltest::bitwiseEqual(kl::transposeOpenCV(input), reference));
+        QVERIFY(kltest::bitwiseEqual(kl::transposeReference(reference), input));  // an involution
     }
 
     void regionOfInterest()
@@ -77,15 +68,15 @@ private slots:
         QVERIFY(!roi.isContinuous());
         const cv::Mat reference = kl::transposeReference(roi);
         QVERIFY(isTransposeOf(reference, roi));
-        QVERIFY(samePixels(kl::transposeOpenCV(roi), reference));
+        QVERIFY(kltest::bitwiseEqual(kl::transposeOpenCV(roi), reference));
     }
 
     void handChecked()
     {
         const cv::Mat input = (cv::Mat_<uint8_t>(2, 3) << 1, 2, 3, 4, 5, 6);
         const cv::Mat expected = (cv::Mat_<uint8_t>(3, 2) << 1, 4, 2, 5, 3, 6);
-        QVERIFY(samePixels(kl::transposeReference(input), expected));
-        QVERIFY(samePixels(kl::transposeOpenCV(input), expected));
+        QVERIFY(kltest::bitwiseEqual(kl::transposeReference(input), expected));
+        QVERIFY(kltest::bitwiseEqual(kl::transposeOpenCV(input), expected));
     }
 
     void rejectsBadInput()
@@ -116,7 +107,7 @@ private slots:
             // Interleaved is the transpose of the channels x frames matrix.
             const cv::Mat planarMatrix(channels, int(s.frames), CV_32F, const_cast<float*>(s.data.data()));
             const cv::Mat interleavedMatrix(int(s.frames), channels, CV_32F, const_cast<float*>(interleaved.data()));
-            QVERIFY(samePixels(kl::transposeOpenCV(planarMatrix), interleavedMatrix));
+            QVERIFY(kltest::bitwiseEqual(kl::transposeOpenCV(planarMatrix), interleavedMatrix));
             QCOMPARE(kl::fromInterleaved(interleaved.data(), s.frames, channels, s.sampleRate).data, s.data);
         }
     }
