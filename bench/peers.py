@@ -21,7 +21,7 @@ dtype and value range, different values) and run through:
 and compared with KernelLab's best GPU kernel. Separately, every cpu-opencv row is compared with
 the OpenCV-Python call a user would write for it, into a reused output (dst=):
 
-  conv2d     cv2.GaussianBlur for OpenCV's sigma-0 Gaussians up to 7x7, else cv2.filter2D
+  conv2d     cv2.GaussianBlur for OpenCV's sigma-0 Gaussians (u8/u16: up to 7x7), else cv2.filter2D
   conv1d     cv2.filter2D over the zero-padded signal with the taps reversed, anchor (0, 0)
   histogram  cv2.calcHist per channel
   transpose  cv2.transpose
@@ -309,7 +309,9 @@ def cv2_call(op, depth, parameters, kernel):
         cv_border = {"reflect101": cv2.BORDER_REFLECT_101, "reflect": cv2.BORDER_REFLECT,
                      "replicate": cv2.BORDER_REPLICATE, "constant": cv2.BORDER_CONSTANT}.get(border)
         size = kernel.shape[0]
-        is_small_gaussian = (kernel.shape == (size, size) and size in OPENCV_SMALL_GAUSSIANS
+        # GaussianBlur (what a user calls for a Gaussian) where it computes this kernel: any size in
+        # f32; for u8/u16 its fixed point holds only the 3, 5 and 7 tables exactly.
+        is_small_gaussian = (kernel.shape == (size, size) and (depth == "f32" or size in OPENCV_SMALL_GAUSSIANS)
                              and np.allclose(kernel, gaussian_kernel_2d(size), rtol=0, atol=1e-7))
         name = "cv2.GaussianBlur" if is_small_gaussian else "cv2.filter2D"
         if cv_border is None:
