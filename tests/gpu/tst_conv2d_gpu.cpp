@@ -20,7 +20,6 @@
 #include <QtTest>
 
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -118,13 +117,6 @@ std::string compareWithReference(const cv::Mat& gpu, const cv::Mat& expected, co
                                  const Conv2DSpec& spec)
 {
     return kltest::checkConv2D(gpu, expected, input, spec).failure;
-}
-
-bool bitwiseEqual(const cv::Mat& a, const cv::Mat& b)
-{
-    if (a.type() != b.type() || a.size() != b.size()) return false;
-    const size_t bytes = a.total() * a.elemSize();
-    return std::memcmp(a.data, b.data, bytes) == 0;
 }
 
 } // namespace
@@ -329,7 +321,7 @@ private slots:
                     const cv::Mat expected = kl::conv2dReference(input, spec);
                     for (const std::string variant : {"naive", "constant", "shared", "auto"}) {
                         const cv::Mat gpu = run(input, spec, variant);
-                        QVERIFY2(bitwiseEqual(gpu, expected),
+                        QVERIFY2(kltest::bitwiseEqual(gpu, expected),
                                  kltest::msg(describe(input, spec, variant) + ", tap " + std::to_string(tap) +
                                              ": differs from the reference"));
                     }
@@ -367,7 +359,7 @@ private slots:
             const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101, c.depth);
             const cv::Mat expected = kl::conv2dReference(input, spec);
             const cv::Mat gpu = run(input, spec, c.variant, c.streams, c.memory);
-            QVERIFY2(bitwiseEqual(gpu, expected),
+            QVERIFY2(kltest::bitwiseEqual(gpu, expected),
                      kltest::msg(describe(input, spec, c.variant) + ": differs from the reference"));
         }
     }
@@ -435,8 +427,8 @@ private slots:
                             const cv::Mat expected = kl::conv2dReference(input, spec);
                             const int streams = rows == 769 ? 4 : 1;
                             const cv::Mat integer = run(input, spec, "integer", streams, HostMemory::Pinned);
-                            QVERIFY2(bitwiseEqual(integer, expected), kltest::msg(what + ": differs from the reference"));
-                            QVERIFY2(bitwiseEqual(integer, run(input, spec, "separable", streams)),
+                            QVERIFY2(kltest::bitwiseEqual(integer, expected), kltest::msg(what + ": differs from the reference"));
+                            QVERIFY2(kltest::bitwiseEqual(integer, run(input, spec, "separable", streams)),
                                      kltest::msg(what + ": differs from separable"));
                         }
                     }
@@ -489,7 +481,7 @@ private slots:
                 const cv::Mat input = kltest::randomImage(rows, cols, CV_32F, 1, ++seed);
                 const Conv2DSpec spec = makeSpec(randomKernel(k, k, false, seed), border, CV_32F);
                 const cv::Mat tma = run(input, spec, "tma", streams, HostMemory::Pinned);
-                QVERIFY2(bitwiseEqual(tma, run(input, spec, "shared", streams)),
+                QVERIFY2(kltest::bitwiseEqual(tma, run(input, spec, "shared", streams)),
                          kltest::msg(describe(input, spec, "tma") + ": differs from shared"));
                 if (k <= 5) {
                     const std::string failure = compareWithReference(tma, kl::conv2dReference(input, spec), input, spec);
@@ -570,7 +562,7 @@ private slots:
             for (int streams : {1, 2, 4, 16})
                 for (HostMemory memory : {HostMemory::Pageable, HostMemory::Pinned}) {
                     const cv::Mat other = run(input, spec, variant, streams, memory);
-                    QVERIFY2(bitwiseEqual(one, other),
+                    QVERIFY2(kltest::bitwiseEqual(one, other),
                              kltest::msg(describe(input, spec, variant) + ": " + std::to_string(streams) +
                                          " streams, " + kl::gpu::toString(memory) + " memory differ from 1 stream"));
                 }
@@ -597,7 +589,7 @@ private slots:
             options.warmup = 1;
             GpuReport report;
             const cv::Mat kernelOnly = run(input, spec, options, &report);
-            QVERIFY2(bitwiseEqual(endToEnd, kernelOnly), kltest::msg(describe(input, spec, variant)));
+            QVERIFY2(kltest::bitwiseEqual(endToEnd, kernelOnly), kltest::msg(describe(input, spec, variant)));
             QVERIFY(report.kernel.medianMs > 0);
             QCOMPARE(report.total.medianMs, 0.0);
             QVERIFY(report.timeline.empty());
@@ -698,7 +690,7 @@ private slots:
             }
             const Conv2DSpec dyadic = makeSpec(dyadicKernel(c.kernelSize, seed), c.border, c.depth);
             if (integerApplies(input, dyadic))
-                QVERIFY2(bitwiseEqual(run(input, dyadic, "integer", c.streams, HostMemory::Pinned),
+                QVERIFY2(kltest::bitwiseEqual(run(input, dyadic, "integer", c.streams, HostMemory::Pinned),
                                       kl::conv2dReference(input, dyadic)),
                          kltest::msg(describe(input, dyadic, "integer")));
         }

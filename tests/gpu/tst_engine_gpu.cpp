@@ -11,23 +11,12 @@
 
 #include <QtTest>
 
-#include <cstring>
 #include <memory>
 #include <string>
 
 using kl::gpu::Engine;
 using kl::gpu::HostMemory;
 using kl::gpu::RunOptions;
-
-namespace {
-
-bool bitwiseEqual(const cv::Mat& a, const cv::Mat& b)
-{
-    return a.size() == b.size() && a.type() == b.type() && a.isContinuous() && b.isContinuous() &&
-           std::memcmp(a.data, b.data, a.total() * a.elemSize()) == 0;
-}
-
-} // namespace
 
 class TestEngineGpu : public QObject {
     Q_OBJECT
@@ -42,7 +31,7 @@ class TestEngineGpu : public QObject {
         RunOptions options;
         options.repetitions = 1;
         engine_->transpose(input, options, got);
-        QVERIFY(bitwiseEqual(got, kl::transposeReference(input)));
+        QVERIFY(kltest::bitwiseEqual(got, kl::transposeReference(input)));
     }
 
 private slots:

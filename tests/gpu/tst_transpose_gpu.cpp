@@ -39,15 +39,6 @@ RunOptions once(const std::string& variant)
     return options;
 }
 
-bool bitwiseEqual(const cv::Mat& a, const cv::Mat& b)
-{
-    if (a.size() != b.size() || a.type() != b.type()) return false;
-    const size_t rowBytes = size_t(a.cols) * a.elemSize();
-    for (int y = 0; y < a.rows; ++y)
-        if (std::memcmp(a.ptr(y), b.ptr(y), rowBytes) != 0) return false;
-    return true;
-}
-
 } // namespace
 
 class TestTransposeGpu : public QObject {
@@ -63,7 +54,7 @@ class TestTransposeGpu : public QObject {
             options.variant = variant;
             cv::Mat got;
             engine_->transpose(input, options, got);
-            QVERIFY2(bitwiseEqual(got, want),
+            QVERIFY2(kltest::bitwiseEqual(got, want),
                      kltest::msg(kl::describeImage(input) + ", " + variant + ", " + std::to_string(options.streams) +
                                  " streams, " + kl::gpu::toString(options.memory) +
                                  (options.endToEnd ? "" : ", kernel only") + ": differs from the reference"));
@@ -231,7 +222,7 @@ private slots:
                     options.variant = variant;
                     cv::Mat got;
                     const kl::gpu::GpuReport report = engine_->transpose(input, options, got);
-                    QVERIFY2(bitwiseEqual(got, want), kltest::msg(kl::describeImage(input) + ", " + variant));
+                    QVERIFY2(kltest::bitwiseEqual(got, want), kltest::msg(kl::describeImage(input) + ", " + variant));
                     qInfo("transpose %-12s %-3s %dx%d: %.4f ms, %.0f GB/s (%.0f%% of copy)", variant.c_str(),
                           kl::depthName(depth).c_str(), input.rows, input.cols, report.kernel.medianMs,
                           report.kernelGBs(), 100 * report.kernelGBs() / copyGBs);
