@@ -12,7 +12,6 @@
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <limits>

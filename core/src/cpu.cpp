@@ -8,7 +8,7 @@
 
 #include <opencv2/core/utility.hpp>
 
-#include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
