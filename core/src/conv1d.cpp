@@ -147,7 +147,7 @@ void conv1dOpenCV(const Signal& input, const Conv1DSpec& spec, Signal& output, C
     const bool viaDft = shorter >= kDftTaps;
     // Each piece is a block of rows, row r holding its outputs' inputs with the halo before them:
     // filter2D correlates each row with the reversed h (direct); or each row's DFT is multiplied
-    // by h's (overlap-save, rows of a power-of-two length, outputs after the halo).
+    // by h's (overlap-save, rows of a length cv::dft handles fast, outputs after the halo).
     const size_t rowLength = viaDft ? size_t(cv::getOptimalDFTSize(int(std::max<size_t>(2048, 4 * halo))))
                                     : kDirectRow + halo;
     if (rowLength > size_t(INT_MAX) / 2)

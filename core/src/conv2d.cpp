@@ -261,10 +261,9 @@ double absoluteSum(const float* taps, size_t count)
 /// Whether OpenCV's own u8 paths compute this kernel exactly: every partial sum of taps times
 /// u8 values fits float's 24 bits (so float sums are exact), and a separable kernel's factors
 /// multiply to its taps exactly with at most 8 fractional bits each (sepFilter2D's fixed point
-/// keeps 8). Then its results equal
-/// the reference but for exact ties. Otherwise its float sums, in another order than the f32
-/// path's, round near ties either way, too often on structured images (a chessboard) for the
-/// acceptance rule; so such kernels, and u16, take the f32 blocks.
+/// keeps 8). Then its results equal the reference but for exact ties. Otherwise its float sums,
+/// in another order than the f32 path's, round near ties either way, too often on structured
+/// images (a chessboard) for the acceptance rule; so such kernels, and u16, take the f32 blocks.
 bool exactOnU8(const cv::Mat& kernel, const std::optional<SeparableKernel>& factors)
 {
     constexpr double kExactFloat = double(1 << 24);
@@ -334,11 +333,17 @@ void conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output,
     // The image the strips are views of: filters on a view read the real pixels around it.
     cv::Mat source = input;
     const bool floatSource = !valueFitsDepth;  // a padding value the depth cannot hold
-    if (floatSource) input.convertTo(scratch.buffer(0), CV_MAKETYPE(CV_32F, channels));
-    else if (input.isSubmatrix() && !pad) input.copyTo(scratch.buffer(0));  // pixels around a view are not its image's
-    if (floatSource || (input.isSubmatrix() && !pad)) source = scratch.buffer(0);
+    // A copy when the input is itself a view: the pixels around it are not its image's.
+    if (floatSource || (input.isSubmatrix() && !pad)) {
+        createChecked(scratch.buffer(0), input.rows, input.cols, CV_MAKETYPE(floatSource ? CV_32F : inDepth, channels),
+                      "conv2d (OpenCV, working copy)");
+        input.convertTo(scratch.buffer(0), scratch.buffer(0).type());
+        source = scratch.buffer(0);
+    }
     const int padY = kernel.rows / 2, padX = kernel.cols / 2;
     if (pad) {
+        createChecked(scratch.buffer(1), input.rows + 2 * padY, input.cols + 2 * padX, source.type(),
+                      "conv2d (OpenCV, padded copy)");
         cv::copyMakeBorder(source, scratch.buffer(1), padY, padY, padX, padX, border, cv::Scalar::all(spec.borderValue));
         source = scratch.buffer(1)(cv::Rect(padX, padY, input.cols, input.rows));
         border = cv::BORDER_CONSTANT;  // never reached: the padding holds every neighbour
@@ -371,20 +376,16 @@ void conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output,
 
     const int rowsPerStrip = stripRows(kernel.rows);
     const int strips = (input.rows + rowsPerStrip - 1) / rowsPerStrip;
-    cv::Mat* blocks = floatBlocks ? scratch.buffers(2, size_t(detail::pieceTasks(strips))) : nullptr;
-    if (floatBlocks)
-        ensureMemoryAvailable(uint64_t(detail::pieceTasks(strips)) * uint64_t(rowsPerStrip) * uint64_t(input.cols) *
-                                  uint64_t(channels) * sizeof(float),
-                              "conv2d (OpenCV, f32 blocks)");
+    const int tasks = detail::pieceTasks(strips);
+    cv::Mat* blocks = floatBlocks ? scratch.buffers(2, size_t(tasks)) : nullptr;
+    for (int task = 0; floatBlocks && task < tasks; ++task)
+        createChecked(blocks[task], rowsPerStrip, input.cols, CV_MAKETYPE(CV_32F, channels), "conv2d (OpenCV, f32 blocks)");
     detail::forEachPiece(strips, [&](int task, int strip) {
         const cv::Range rows(strip * rowsPerStrip, std::min(input.rows, (strip + 1) * rowsPerStrip));
         const cv::Mat in = source.rowRange(rows);
         cv::Mat out = output.rowRange(rows);
         cv::Mat filtered = out;
-        if (floatBlocks) {
-            blocks[task].create(rowsPerStrip, input.cols, CV_MAKETYPE(CV_32F, channels));
-            filtered = blocks[task].rowRange(0, rows.size());
-        }
+        if (floatBlocks) filtered = blocks[task].rowRange(0, rows.size());
         if (factors)
             cv::sepFilter2D(in, filtered, resultDepth, factors->row, factors->column, cv::Point(-1, -1), 0, border);
         else
