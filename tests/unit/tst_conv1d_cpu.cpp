@@ -1,6 +1,7 @@
 // conv1d on the CPU: both backends against a double-precision direct sum in every
 // mode, for signal / kernel lengths from 1 up (prime lengths, kernels longer than the
-// signal, 2^20 taps); numpy.convolve's known values; the validation messages.
+// signal, 2^20 taps); the OpenCV backend's direct loop against the reference around its
+// edges; numpy.convolve's known values; the validation messages.
 #include "kernellab/conv1d.hpp"
 #include "kernellab/error.hpp"
 #include "test_support.hpp"
@@ -8,6 +9,7 @@
 #include <QtTest>
 
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,48 @@ private slots:
             const kl::Verdict verdict = kltest::checkConv1D(output, input, spec);
             QVERIFY2(verdict.passed(), kltest::msg(std::string(backend) + ": " + verdict.failure));
         }
+    }
+
+    // Under 128 taps the OpenCV backend sums groups of 64 outputs, reading the signal in place
+    // except where a group's inputs cross the signal's ends or the group passes the output's end.
+    // Lengths below, at and one past the taps, the group and two groups; primes leaving a partial
+    // last group, one across pieces of 2^16 outputs.
+    void directLoopMatchesReference_data()
+    {
+        QTest::addColumn<qulonglong>("frames");
+        QTest::addColumn<qulonglong>("taps");
+        QTest::addColumn<int>("mode");
+        for (size_t taps : {1, 2, 3, 31, 32, 33, 127}) {
+            std::set<size_t> lengths = {taps, taps + 1, 63, 64, 65, 127, 128, 129, 131, 1031, 65543};
+            if (taps > 1) lengths.insert(taps - 1);
+            for (size_t frames : lengths)
+                for (Conv1DMode mode : kModes) {
+                    const std::string name = std::to_string(frames) + " frames, " + std::to_string(taps) + " taps, " +
+                                             kl::toString(mode);
+                    QTest::newRow(name.c_str()) << qulonglong(frames) << qulonglong(taps) << int(mode);
+                }
+        }
+    }
+
+    void directLoopMatchesReference()
+    {
+        QFETCH(qulonglong, frames);
+        QFETCH(qulonglong, taps);
+        QFETCH(int, mode);
+        const int channels = 2;
+        const kl::Signal input = kltest::randomSignal(frames, channels, kRate, frames * 131 + taps);
+        const Conv1DSpec spec = specOf(kltest::randomSignal(taps, 1, kRate, taps + 7).data, Conv1DMode(mode));
+        const kl::Signal reference = kl::conv1dReference(input, spec), actual = kl::conv1dOpenCV(input, spec);
+        QCOMPARE(actual.channels, channels);
+        QCOMPARE(actual.frames, reference.frames);
+        const auto samples = [](const kl::Signal& s, int c) {
+            return std::vector<double>(s.channel(c), s.channel(c) + s.frames);
+        };
+        kl::Verdict verdict;
+        for (int c = 0; c < channels; ++c)
+            kl::applyFloatRule(samples(actual, c), samples(reference, c), kl::kBackendsRelTolerance, verdict,
+                               "channel " + std::to_string(c) + ": ");
+        QVERIFY2(verdict.passed(), kltest::msg(verdict.failure));
     }
 
     // numpy.convolve([1, 2, 3], [0, 1, 0.5]) and numpy.convolve([1, 2], [1, 1, 1, 1]).
