@@ -8,11 +8,11 @@
 #include "text.hpp"
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 namespace kl {
@@ -37,19 +37,27 @@ template <typename T> double luminanceOf(const T* pixel)
 /// of an f32 image; lo > hi when none is finite.
 std::pair<float, float> finiteRange(const cv::Mat& input, bool withLuminance, int first, int last)
 {
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    constexpr float kInfinity = std::numeric_limits<float>::infinity();
+    float lo = kInfinity, hi = -kInfinity;
+    // Branch-free selects (NaN and inf compare false) that the compiler turns into SIMD min/max.
     const auto include = [&](float v) {
-        if (!std::isfinite(v)) return;
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
+        const bool finite = std::fabs(v) <= std::numeric_limits<float>::max();
+        const float low = finite ? v : kInfinity, high = finite ? v : -kInfinity;
+        lo = low < lo ? low : lo;
+        hi = high > hi ? high : hi;
     };
     const int channels = input.channels();
     for (int y = first; y < last; ++y) {
         const float* row = input.ptr<float>(y);
+        if (!withLuminance) {
+            const int values = input.cols * channels;
+            for (int i = 0; i < values; ++i) include(row[i]);
+            continue;
+        }
         for (int x = 0; x < input.cols; ++x) {
             const float* pixel = row + size_t(x) * size_t(channels);
             for (int c = 0; c < channels; ++c) include(pixel[c]);
-            if (withLuminance) include(luminanceFloat(pixel[0], pixel[1], pixel[2]));
+            include(luminanceFloat(pixel[0], pixel[1], pixel[2]));
         }
     }
     return {lo, hi};
@@ -97,22 +105,59 @@ void resetResult(const cv::Mat& input, const HistogramSpec& spec, const Histogra
     result.nanCount.assign(entries, 0);
 }
 
-/// Pixels per strip of the OpenCV backend: strips stay in the cache between the passes over
-/// them (channels, NaN mask, luminance), and cv::calcHist counts in float, exact to 2^24.
-constexpr int kStripPixels = 1 << 18;
+/// Pixels per tile of the OpenCV backend: enough to keep the loop's overhead small, few enough
+/// that the tiles spread evenly over the threads.
+constexpr int kTilePixels = 1 << 18;
 
-/// The luminance of `strip` (a view of the input) into `plane` (a view of the same size).
-void luminanceOf(const cv::Mat& strip, cv::Mat& plane)
+/// The counters of one task: for each of `copies` copies, one row of `slots` 64-bit counters per
+/// entry. Slot `bins` counts values outside the range, slot `bins + 1` NaN.
+struct CounterTable {
+    uint64_t* counters;
+    int entries, slots;
+    uint64_t* row(int copy, int entry) const { return counters + (size_t(copy) * size_t(entries) + size_t(entry)) * size_t(slots); }
+};
+
+/// Copies of the counters for images of `channels` channels: consecutive pixels go to alternate
+/// copies, so that a run of one value (a flat region, a constant image) does not wait on one
+/// counter's last increment. A colour pixel already feeds three to five counters.
+constexpr int counterCopies(int channels)
 {
-    if (strip.depth() != CV_32F) {
-        cv::cvtColor(strip, plane, strip.channels() == 3 ? cv::COLOR_BGR2GRAY : cv::COLOR_BGRA2GRAY);
-        return;
+    return channels == 1 ? 4 : 2;
+}
+
+/// Counts the pixels of `tile` into `table`, by slotOf(value) for each channel and the luminance.
+template <typename T, int Channels, bool Luminance, typename SlotOf>
+void countTile(const cv::Mat& tile, const SlotOf& slotOf, const CounterTable& table)
+{
+    constexpr int copies = counterCopies(Channels);
+    const auto count = [&](const T* pixel, int copy) {
+        for (int c = 0; c < Channels; ++c) ++table.row(copy, c)[slotOf(pixel[c])];
+        if constexpr (Luminance) {
+            if constexpr (std::is_integral<T>::value)
+                ++table.row(copy, Channels)[slotOf(T(luminanceFixed(pixel[0], pixel[1], pixel[2])))];
+            else
+                ++table.row(copy, Channels)[slotOf(luminanceFloat(pixel[0], pixel[1], pixel[2]))];
+        }
+    };
+    for (int y = 0; y < tile.rows; ++y) {
+        const T* pixel = tile.ptr<T>(y);
+        int x = 0;
+        for (; x + copies <= tile.cols; x += copies)
+            for (int copy = 0; copy < copies; ++copy, pixel += Channels) count(pixel, copy);
+        for (; x < tile.cols; ++x, pixel += Channels) count(pixel, 0);
     }
-    const size_t channels = size_t(strip.channels());
-    for (int y = 0; y < strip.rows; ++y) {
-        const float* pixel = strip.ptr<float>(y);
-        float* out = plane.ptr<float>(y);
-        for (int x = 0; x < strip.cols; ++x, pixel += channels) out[x] = luminanceFloat(pixel[0], pixel[1], pixel[2]);
+}
+
+/// countTile for the channel count and luminance of `tile`.
+template <typename T, typename SlotOf>
+void countTileOf(const cv::Mat& tile, bool withLuminance, const SlotOf& slotOf, const CounterTable& table)
+{
+    switch (tile.channels() * 2 + int(withLuminance)) {
+    case 2: countTile<T, 1, false>(tile, slotOf, table); break;
+    case 6: countTile<T, 3, false>(tile, slotOf, table); break;
+    case 7: countTile<T, 3, true>(tile, slotOf, table); break;
+    case 8: countTile<T, 4, false>(tile, slotOf, table); break;
+    default: countTile<T, 4, true>(tile, slotOf, table);
     }
 }
 
@@ -192,18 +237,12 @@ HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& sp
 void histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec, HistogramResult& result, CpuScratch& scratch)
 {
     validateHistogram(input, spec);
-    const bool isFloat = input.depth() == CV_32F;
-    const int channels = input.channels();
     // Tiles of whole rows (or of one row's columns, for rows wider than a tile).
-    const int tileCols = std::min(input.cols, kStripPixels);
-    const int tileRows = std::max(1, std::min(kStripPixels / tileCols, input.rows));
+    const int tileCols = std::min(input.cols, kTilePixels);
+    const int tileRows = std::max(1, std::min(kTilePixels / tileCols, input.rows));
     const int rowTiles = (input.rows + tileRows - 1) / tileRows, colTiles = (input.cols + tileCols - 1) / tileCols;
     const int tiles = rowTiles * colTiles;
     const int tasks = detail::pieceTasks(tiles);
-    const auto tileOf = [&](int tile) {
-        const int y = tile / colTiles * tileRows, x = tile % colTiles * tileCols;
-        return cv::Rect(x, y, std::min(tileCols, input.cols - x), std::min(tileRows, input.rows - y));
-    };
     const bool withLuminance = hasLuminance(input, spec);
 
     const HistogramBinning binning = binningWith(input, spec, [&] {
@@ -220,59 +259,68 @@ void histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec, HistogramR
         return all;
     });
     resetResult(input, spec, binning, result);
-    const int entries = int(result.counts.size()), bins = binning.bins;
-    const float range[] = {float(binning.lo), float(binning.hi)};  // exact: the bounds are float values
-    const float* ranges[] = {range};
+    const int entries = int(result.counts.size()), bins = binning.bins, slots = bins + 2;
+    const int outOfRangeSlot = bins, nanSlot = bins + 1;
 
-    // Per task: [0] a plane (one channel or the luminance), [1] the NaN mask, [2] calcHist's
-    // counts, [3] the task's sums: one row per entry, bins + 1 columns (the last counts NaN).
-    cv::Mat* slots = scratch.buffers(0, 4 * size_t(tasks));
-    const auto slot = [&](int task, int which) -> cv::Mat& { return slots[4 * task + which]; };
+    // cv::calcHist without IPP spends about 2 ns a pixel; a plain counting loop into 64-bit
+    // counters (never overflowing, so a task keeps one table for all its tiles) runs at the
+    // memory's rate. [0] u16's slot of every value; [1 + task] the task's counters.
+    const int copies = counterCopies(input.channels());
+    cv::Mat* buffers = scratch.buffers(0, 1 + size_t(tasks));
+    std::vector<CounterTable> tables(static_cast<size_t>(tasks));
     for (int task = 0; task < tasks; ++task) {
-        createChecked(slot(task, 0), tileRows, tileCols, input.depth(), "histogram (OpenCV planes)");
-        createChecked(slot(task, 1), tileRows, tileCols, CV_8U, "histogram (OpenCV NaN masks)");
-        slot(task, 3).create(entries, bins + 1, CV_64F);
-        slot(task, 3).setTo(0);
+        cv::Mat& counters = buffers[1 + task];
+        createChecked(counters, copies * entries, slots * int(sizeof(uint64_t)), CV_8U, "histogram (OpenCV counters)");
+        tables[size_t(task)] = {reinterpret_cast<uint64_t*>(counters.data), entries, slots};
     }
+    cv::Mat& u16Slots = buffers[0];
+    if (input.depth() == CV_16U) {
+        createChecked(u16Slots, 1, 1 << 16, CV_32S, "histogram (OpenCV u16 slots)");
+        int* slotOfValue = u16Slots.ptr<int>();
+        for (int v = 0; v < 1 << 16; ++v) {
+            const int bin = histogramBin(v, binning.lo, binning.hi, binning.scale, binning.offset, bins);
+            slotOfValue[v] = bin >= 0 ? bin : outOfRangeSlot;
+        }
+    }
+    detail::forEachPiece(tasks, [&](int, int task) {
+        const cv::Mat& counters = buffers[1 + task];
+        std::memset(counters.data, 0, counters.total());
+    });
 
     detail::forEachPiece(tiles, [&](int task, int tile) {
-        const cv::Rect area = tileOf(tile);
-        const cv::Mat pixels = input(area);
-        cv::Mat plane = slot(task, 0)(cv::Rect(0, 0, area.width, area.height));
-        cv::Mat mask = slot(task, 1)(cv::Rect(0, 0, area.width, area.height));
-        cv::Mat& sums = slot(task, 3);
-        for (int entry = 0; entry < entries; ++entry) {
-            // calcHist reads one channel of interleaved pixels itself; f32 needs the channel
-            // alone for its NaN mask (calcHist would bin NaN, which passes its range test).
-            const bool ownPlane = entry == channels || (isFloat && channels > 1);
-            if (entry == channels) luminanceOf(pixels, plane);
-            else if (ownPlane) cv::extractChannel(pixels, plane, entry);
-            const cv::Mat& source = ownPlane ? plane : pixels;
-            const int channel = ownPlane ? 0 : entry;
-            if (isFloat) {
-                cv::compare(source, source, mask, cv::CMP_EQ);
-                sums.at<double>(entry, bins) += double(source.total() - size_t(cv::countNonZero(mask)));
-            }
-            cv::Mat& hist = slot(task, 2);
-            cv::calcHist(&source, 1, &channel, isFloat ? mask : cv::Mat(), hist, 1, &bins, ranges);
-            cv::Mat binSums = sums.row(entry).colRange(0, bins);
-            cv::add(binSums, hist.reshape(1, 1), binSums, cv::noArray(), CV_64F);
+        const int y = tile / colTiles * tileRows, x = tile % colTiles * tileCols;
+        const cv::Mat pixels = input(cv::Rect(x, y, std::min(tileCols, input.cols - x), std::min(tileRows, input.rows - y)));
+        const CounterTable& table = tables[size_t(task)];
+        switch (input.depth()) {
+        case CV_8U: countTileOf<uint8_t>(pixels, withLuminance, [](uint8_t v) { return v; }, table); break;
+        case CV_16U: {
+            const int* slotOfValue = u16Slots.ptr<int>();
+            countTileOf<uint16_t>(pixels, withLuminance, [slotOfValue](uint16_t v) { return slotOfValue[v]; }, table);
+            break;
+        }
+        default:
+            countTileOf<float>(pixels, withLuminance, [&](float v) {
+                const int bin = histogramBin(v, binning.lo, binning.hi, binning.scale, binning.offset, bins);
+                return bin >= 0 ? bin : (std::isnan(v) ? nanSlot : outOfRangeSlot);
+            }, table);
         }
     });
 
-    const uint64_t pixels = uint64_t(input.total());
-    for (int entry = 0; entry < entries; ++entry) {
-        std::vector<uint64_t>& counts = result.counts[size_t(entry)];
-        for (int task = 0; task < tasks; ++task) {
-            const double* sums = slot(task, 3).ptr<double>(entry);
-            for (int bin = 0; bin < bins; ++bin) counts[size_t(bin)] += uint64_t(sums[bin]);
-            result.nanCount[size_t(entry)] += uint64_t(sums[bins]);
+    // The tasks' counters summed, in pieces of slots.
+    constexpr int kSlotsPerPiece = 4096;
+    const int slotPieces = (slots + kSlotsPerPiece - 1) / kSlotsPerPiece;
+    detail::forEachPiece(entries * slotPieces, [&](int, int piece) {
+        const int entry = piece / slotPieces, first = piece % slotPieces * kSlotsPerPiece;
+        const int last = std::min(slots, first + kSlotsPerPiece);
+        for (int slot = first; slot < last; ++slot) {
+            uint64_t total = 0;
+            for (int task = 0; task < tasks; ++task)
+                for (int copy = 0; copy < copies; ++copy) total += tables[size_t(task)].row(copy, entry)[slot];
+            if (slot < bins) result.counts[size_t(entry)][size_t(slot)] = total;
+            else if (slot == outOfRangeSlot) result.outOfRange[size_t(entry)] = total;
+            else result.nanCount[size_t(entry)] = total;
         }
-        uint64_t binned = 0;
-        for (uint64_t count : counts) binned += count;
-        // What is neither binned nor NaN lies outside [lo, hi).
-        result.outOfRange[size_t(entry)] = pixels - binned - result.nanCount[size_t(entry)];
-    }
+    });
 }
 
 HistogramResult histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec)
