@@ -61,8 +61,8 @@ double measureHostCopyBandwidthGBs(int threads, size_t bytes, int repetitions)
     ensureMemoryAvailable(2 * uint64_t(bytes), "host bandwidth measurement (two copy buffers)");
     const ScopedCpuThreads scope(threads);
     const std::unique_ptr<char[]> source(new char[bytes]), target(new char[bytes]);
-    // One contiguous piece per thread, touched first by the thread that copies it: copies this
-    // large take the C library's streaming stores, as a large memcpy in any program does.
+    // One contiguous piece per thread, touched first in parallel: copies this large take the C
+    // library's streaming stores, as a large memcpy in any program does.
     constexpr size_t kPage = 4096;
     const size_t piece = (bytes / size_t(threads) + kPage - 1) / kPage * kPage;
     const int pieces = int((bytes + piece - 1) / piece);

@@ -3,6 +3,7 @@
 #include <opencv2/core/utility.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 namespace kl::detail {
@@ -13,20 +14,21 @@ inline int pieceTasks(int pieces)
     return std::max(1, std::min(pieces, cv::getNumThreads()));
 }
 
-/// Calls body(task, piece) for every piece in [0, pieces). The pieces are fixed by the data,
-/// never by the thread count, so results do not depend on it; they are dealt out as
-/// pieceTasks(pieces) contiguous runs, one per task, under cv::parallel_for_, and `task`
-/// (0 .. pieceTasks - 1) indexes the per-task scratch of the caller.
+/// Calls body(task, piece) for every piece in [0, pieces) on pieceTasks(pieces) tasks under
+/// cv::parallel_for_; `task` (0 .. pieceTasks - 1) indexes the caller's per-task scratch. The
+/// pieces are fixed by the data, never by the thread count, and each task takes the next piece
+/// when it has finished one, so a thread the host stalls holds up only the piece it is on. Which
+/// pieces share a task varies from run to run: per-task results must combine in any order
+/// (counts, minima and maxima), so that results never depend on it.
 template <typename Body> void forEachPiece(int pieces, Body&& body)
 {
     const int tasks = pieceTasks(pieces);
+    std::atomic<int> next{0};
     cv::parallel_for_(
         cv::Range(0, tasks),
         [&](const cv::Range& range) {
-            for (int task = range.start; task < range.end; ++task) {
-                const int first = int(int64_t(pieces) * task / tasks), last = int(int64_t(pieces) * (task + 1) / tasks);
-                for (int piece = first; piece < last; ++piece) body(task, piece);
-            }
+            for (int task = range.start; task < range.end; ++task)
+                for (int piece = next++; piece < pieces; piece = next++) body(task, piece);
         },
         tasks);
 }

@@ -96,11 +96,15 @@ void transposeOpenCV(const cv::Mat& input, cv::Mat& output)
     const bool inRegisters = input.elemSize() <= 8 && (input.elemSize() & (input.elemSize() - 1)) == 0;
     const int side = inRegisters ? kTileBytes / int(input.elemSize()) : kTileSide;
     const int tileRows = (input.rows + side - 1) / side, tileCols = (input.cols + side - 1) / side;
-    detail::forEachPiece(tileRows * tileCols, [&](int, int tile) {
-        const int x = tile % tileCols * side, y = tile / tileCols * side;
-        const cv::Rect area(x, y, std::min(side, input.cols - x), std::min(side, input.rows - y));
-        cv::Mat target = output(cv::Rect(area.y, area.x, area.height, area.width));
-        tileTranspose(input(area), target);
+    // A piece is a row of tiles: a few hundred pieces keep the threads evenly busy.
+    detail::forEachPiece(tileRows, [&](int, int tileRow) {
+        const int y = tileRow * side, height = std::min(side, input.rows - y);
+        for (int tileCol = 0; tileCol < tileCols; ++tileCol) {
+            const int x = tileCol * side;
+            const cv::Rect area(x, y, std::min(side, input.cols - x), height);
+            cv::Mat target = output(cv::Rect(area.y, area.x, area.height, area.width));
+            tileTranspose(input(area), target);
+        }
     });
 }
 
