@@ -20,13 +20,19 @@ namespace {
 constexpr int kTileSide = 64;
 constexpr int kTileBytes = 128;
 
-/// Copies every element of `input` to its transposed place in `output`, one by one.
-void transposeElements(const cv::Mat& input, cv::Mat& output)
+/// A block of pixels by its first byte and row step, without cv::Mat headers: creating those
+/// per tile would update the image's shared reference count from every thread.
+struct PixelBlock {
+    const uchar* data;
+    size_t step;
+};
+
+/// Copies the rows x cols pixels at `in` to their transposed places at `out`, one by one.
+void transposeElements(PixelBlock in, uchar* out, size_t outStep, int rows, int cols, size_t pixelBytes)
 {
-    const size_t pixelBytes = input.elemSize();
-    for (int y = 0; y < input.rows; ++y) {
-        const uchar* source = input.ptr(y);
-        for (int x = 0; x < input.cols; ++x) std::memcpy(output.ptr(x, y), source + size_t(x) * pixelBytes, pixelBytes);
+    for (int y = 0; y < rows; ++y) {
+        const uchar* source = in.data + size_t(y) * in.step;
+        for (int x = 0; x < cols; ++x) std::memcpy(out + size_t(x) * outStep + size_t(y) * pixelBytes, source + size_t(x) * pixelBytes, pixelBytes);
     }
 }
 
@@ -46,20 +52,30 @@ template <typename Lanes> void transposeBlock(const uchar* in, size_t inStep, uc
     for (int j = 0; j < n; ++j) cv::v_store(reinterpret_cast<Lane*>(out + size_t(j) * outStep), rows[j]);
 }
 
-/// Transposes `tile` into `target`: whole register blocks, each written down its output rows so
-/// that the blocks below it fill those rows' cache lines next, then the ragged right and bottom
-/// edges element by element.
-template <typename Lanes> void transposeTile(const cv::Mat& tile, cv::Mat& target)
+/// Transposes the rows x cols tile at `in` to `out`: whole register blocks, each written down its
+/// output rows so that the blocks below it fill those rows' cache lines next, then the ragged
+/// right and bottom edges element by element.
+template <typename Lanes> void transposeTile(PixelBlock in, uchar* out, size_t outStep, int rows, int cols)
 {
     constexpr int n = Lanes::nlanes;
     constexpr size_t pixelBytes = sizeof(typename Lanes::lane_type);
-    const int fullWidth = tile.cols / n * n, fullHeight = tile.rows / n * n;
+    const int fullWidth = cols / n * n, fullHeight = rows / n * n;
     for (int x = 0; x < fullWidth; x += n)
         for (int y = 0; y < fullHeight; y += n)
-            transposeBlock<Lanes>(tile.ptr(y) + size_t(x) * pixelBytes, tile.step, target.ptr(x) + size_t(y) * pixelBytes, target.step);
-    cv::Mat rightOut = target.rowRange(fullWidth, tile.cols), bottomOut = target(cv::Rect(fullHeight, 0, tile.rows - fullHeight, fullWidth));
-    transposeElements(tile.colRange(fullWidth, tile.cols), rightOut);
-    transposeElements(tile(cv::Rect(0, fullHeight, fullWidth, tile.rows - fullHeight)), bottomOut);
+            transposeBlock<Lanes>(in.data + size_t(y) * in.step + size_t(x) * pixelBytes, in.step,
+                                  out + size_t(x) * outStep + size_t(y) * pixelBytes, outStep);
+    transposeElements({in.data + size_t(fullWidth) * pixelBytes, in.step}, out + size_t(fullWidth) * outStep, outStep, rows,
+                      cols - fullWidth, pixelBytes);
+    transposeElements({in.data + size_t(fullHeight) * in.step, in.step}, out + size_t(fullHeight) * pixelBytes, outStep,
+                      rows - fullHeight, fullWidth, pixelBytes);
+}
+
+/// cv::transpose of one tile, for pixel sizes the register blocks do not take.
+void transposeTileByOpenCV(PixelBlock in, uchar* out, size_t outStep, int rows, int cols, int type)
+{
+    const cv::Mat tile(rows, cols, type, const_cast<uchar*>(in.data), in.step);
+    cv::Mat target(cols, rows, type, out, outStep);
+    cv::transpose(tile, target);
 }
 
 } // namespace
@@ -68,7 +84,7 @@ void transposeReference(const cv::Mat& input, cv::Mat& output)
 {
     validateImage(input, "transpose input");
     createChecked(output, input.cols, input.rows, input.type(), "transpose output");
-    transposeElements(input, output);
+    transposeElements({input.data, input.step}, output.data, output.step, input.rows, input.cols, input.elemSize());
 }
 
 cv::Mat transposeReference(const cv::Mat& input)
@@ -85,25 +101,28 @@ void transposeOpenCV(const cv::Mat& input, cv::Mat& output)
     // Pixels of 1, 2, 4 or 8 bytes move through 128-bit registers (OpenCV's universal
     // intrinsics): cv::transpose copies them one at a time, about 1.4 ns per u8 pixel without
     // IPP, far from the memory's rate. Other pixel sizes keep cv::transpose.
-    void (*tileTranspose)(const cv::Mat&, cv::Mat&) = nullptr;
+    void (*tileTranspose)(PixelBlock, uchar*, size_t, int, int) = nullptr;
     switch (input.elemSize()) {
     case 1: tileTranspose = transposeTile<cv::v_uint8x16>; break;
     case 2: tileTranspose = transposeTile<cv::v_uint16x8>; break;
     case 4: tileTranspose = transposeTile<cv::v_uint32x4>; break;
     case 8: tileTranspose = transposeTile<cv::v_float64x2>; break;  // only moved, never computed on
-    default: tileTranspose = [](const cv::Mat& tile, cv::Mat& target) { cv::transpose(tile, target); };
+    default: break;
     }
-    const bool inRegisters = input.elemSize() <= 8 && (input.elemSize() & (input.elemSize() - 1)) == 0;
-    const int side = inRegisters ? kTileBytes / int(input.elemSize()) : kTileSide;
+    const size_t pixelBytes = input.elemSize();
+    const int side = tileTranspose ? kTileBytes / int(pixelBytes) : kTileSide;
     const int tileRows = (input.rows + side - 1) / side, tileCols = (input.cols + side - 1) / side;
     // A piece is a row of tiles: a few hundred pieces keep the threads evenly busy.
     detail::forEachPiece(tileRows, [&](int, int tileRow) {
-        const int y = tileRow * side, height = std::min(side, input.rows - y);
+        const int y = tileRow * side, rows = std::min(side, input.rows - y);
         for (int tileCol = 0; tileCol < tileCols; ++tileCol) {
-            const int x = tileCol * side;
-            const cv::Rect area(x, y, std::min(side, input.cols - x), height);
-            cv::Mat target = output(cv::Rect(area.y, area.x, area.height, area.width));
-            tileTranspose(input(area), target);
+            const int x = tileCol * side, cols = std::min(side, input.cols - x);
+            const PixelBlock tile{input.ptr(y) + size_t(x) * pixelBytes, input.step};
+            uchar* target = output.ptr(x) + size_t(y) * pixelBytes;
+            if (tileTranspose)
+                tileTranspose(tile, target, output.step, rows, cols);
+            else
+                transposeTileByOpenCV(tile, target, output.step, rows, cols, input.type());
         }
     });
 }
