@@ -39,7 +39,7 @@ private slots:
         QTest::addColumn<int>("depth");
         QTest::addColumn<int>("channels");
         QTest::addColumn<cv::Size>("size");
-        // Sizes around the 16-, 8-, 4- and 2-pixel register blocks and the 64-pixel tiles.
+        // Sizes around the 16-, 8-, 4- and 2-pixel register blocks and the 128-byte tiles.
         const cv::Size sizes[] = {{1, 1}, {37, 1}, {1, 41}, {16, 16}, {17, 15}, {61, 97}, {64, 64}, {65, 129}, {1021, 769}};
         for (int depth : {CV_8U, CV_16U, CV_32F})
             for (int channels : {1, 3, 4})
