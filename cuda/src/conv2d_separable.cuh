@@ -1,0 +1,400 @@
+#pragma once
+// conv2d's separable kernels: the register ring, the integer tiles and the two passes.
+// Included by conv2d.cu only.
+#include "conv2d_device.cuh"
+
+#include <cuda_pipeline_primitives.h>
+
+namespace kl::gpu {
+namespace {
+
+// ---- separable ---------------------------------------------------------------------------------------
+
+/// The input window of the row pass for N interleaved elements from `flat` of an image row whose
+/// window lies inside the row: quads from flat - head (the halo rounded up to 4), as loaded.
+template <typename In, int CN, int K, int N> struct RowWindow {
+    static constexpr int halo = K / 2 * CN, head = roundUp4(halo), quads = (2 * head + N) / 4;
+    typename Quad<In>::type quad[quads];
+};
+
+/// Slice row k's window around element `flat`, one vector load per quad (inside the row: see
+/// ringInterior).
+template <int CN, int K, int N, typename In, typename Out>
+__device__ RowWindow<In, CN, K, N> loadWindow(const StripArgs<In, Out>& a, int k, int flat)
+{
+    using W = RowWindow<In, CN, K, N>;
+    W w;
+    const In* source = a.inRow(k) + flat - W::head;
+#pragma unroll
+    for (int q = 0; q < W::quads; ++q) w.quad[q] = loadQuad(source + 4 * q);
+    return w;
+}
+
+/// Whether the window of the thread owning element `flat` lies inside its row, so that loadWindow
+/// may read it.
+template <int CN, int K, int N, typename In>
+__device__ bool ringInterior(int flat, int flatCols)
+{
+    const int margin = RowWindow<In, CN, K, N>::head;
+    return flat >= margin && flat + N + margin <= flatCols;
+}
+
+/// The row pass over a loaded window, summed as conv2dRowPass sums it.
+template <typename In, int CN, int K, int N> __device__ void rowSums(const RowWindow<In, CN, K, N>& w, float (&out)[N])
+{
+    using W = RowWindow<In, CN, K, N>;
+    float v[4 * W::quads];
+#pragma unroll
+    for (int q = 0; q < W::quads; ++q) {
+        const float4 f = widen(w.quad[q]);
+        v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+    }
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        float sum = 0;
+#pragma unroll
+        for (int j = 0; j < K; ++j) sum = fmaf(cRowTaps[j], v[W::head - W::halo + n + j * CN], sum);
+        out[n] = sum;
+    }
+}
+
+/// Window bytes s and s + 1 as two 16-bit lanes, s's in the low one (s is a constant once unrolled).
+template <int Q> __device__ uint32_t bytePair(const uint32_t (&quad)[Q], int s)
+{
+    const int word = s / 4, offset = s % 4;
+    if (offset < 3) return __byte_perm(quad[word], 0, 0x4040 | offset | (offset + 1) << 8);
+    return __byte_perm(quad[word], quad[word + 1], 0x0403) & 0x00FF00FFu;
+}
+
+/// The integer variant's row pass: elements 2p and 2p + 1 summed together in the two 16-bit lanes
+/// of out[p], one IMAD per tap for both (no lane overflows: integerTaps bounds every sum).
+template <int CN, int K, int N> __device__ void rowSums(const RowWindow<uint8_t, CN, K, N>& w, uint32_t (&out)[N / 2])
+{
+    using W = RowWindow<uint8_t, CN, K, N>;
+#pragma unroll
+    for (int p = 0; p < N / 2; ++p) {
+        uint32_t sum = 0;
+#pragma unroll
+        for (int j = 0; j < K; ++j) sum += cRowTapsInteger[j] * bytePair(w.quad, W::head - W::halo + 2 * p + j * CN);
+        out[p] = sum;
+    }
+}
+
+template <int N> struct RowValues {
+    float v[N];
+};
+
+/// The row pass anywhere, element by element through borderIndex. Not inlined: the ring kernel
+/// unrolls its row loop K times, and one copy of this rarely taken path serves them all.
+template <int CN, int K, int N, typename In, typename Out>
+__device__ __noinline__ RowValues<N> rowPassBorder(StripArgs<In, Out> a, int k, int flat)
+{
+    const bool borderRow = a.borderRow(k);
+    RowValues<N> out;
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        float sum = 0;
+        for (int j = 0; j < K; ++j)
+            sum = fmaf(cRowTaps[j], fetch<CN>(a, k, borderRow, flat + n + (j - K / 2) * CN), sum);
+        out.v[n] = sum;
+    }
+    return out;
+}
+
+/// The sums of output row y of the ring (slots in slice row order) to its N elements from `flat`.
+template <int K, int N, typename Out>
+__device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&ring)[K][N], int first)
+{
+    float sum[N] = {};
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+#pragma unroll
+        for (int n = 0; n < N; ++n) sum[n] = fmaf(cColumnTaps[i], ring[(first + i) % K][n], sum[n]);
+    if (flat + N <= flatCols) {
+#pragma unroll
+        for (int g = 0; g < N / 4; ++g)
+            store4(out + 4 * g, make_float4(sum[4 * g], sum[4 * g + 1], sum[4 * g + 2], sum[4 * g + 3]));
+    } else {
+#pragma unroll
+        for (int n = 0; n < N; ++n)
+            if (flat + n < flatCols) out[n] = saturateRound<Out>(sum[n]);
+    }
+}
+
+/// The integer ring's output row: the column taps over the ring's lanes give 2^8 times the result
+/// (kIntegerFractionBits), rounded to nearest, ties to even, like saturateRound (integerTaps keeps
+/// it within 0..255), to the `remaining` elements of the row from `out`, in whole words: a word that
+/// passes the row end writes into the row's padding (rows are pitched, rowPitch), which is never
+/// copied back. Byte stores for a row's last word cost a branch on every row of every thread: 8192^2
+/// u8 3 channels 5x5 went from 0.159 to 0.145 ms without it.
+template <int K, int N>
+__device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)[K][N / 2], int first)
+{
+    uint32_t sum[N / 2] = {};
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+#pragma unroll
+        for (int p = 0; p < N / 2; ++p) sum[p] += cColumnTapsInteger[i] * ring[(first + i) % K][p];
+    const auto roundLanes = [](uint32_t v) { return v + 0x007F007Fu + (v >> 8 & 0x00010001u); };
+    // bytes 1 and 3 of each rounded word are the results
+    const auto results = [&](int g) { return __byte_perm(roundLanes(sum[2 * g]), roundLanes(sum[2 * g + 1]), 0x7531); };
+#pragma unroll
+    for (int g = 0; g < N / 4; ++g)
+        if (4 * g < remaining) reinterpret_cast<uint32_t*>(out)[g] = results(g);
+}
+
+/// One row pass of slice row k for a thread whose window leaves its row, element by element.
+template <typename In, typename Out, int CN, int K, int N>
+__device__ void rowPassEdge(const StripArgs<In, Out>& a, int k, int flat, float (&out)[N])
+{
+    const RowValues<N> values = rowPassBorder<CN, K, N>(a, k, flat);
+#pragma unroll
+    for (int n = 0; n < N; ++n) out[n] = values.v[n];
+}
+
+/// The ring's strips that reach border rows, and with Prefetch those of threads whose window leaves
+/// the row: one output row per iteration, the ring advanced by register moves. Not inlined and not
+/// unrolled: these strips are few, and keeping them out of the main loop keeps that loop in the
+/// instruction cache (a second unrolled copy measured up to 2.7x slower from instruction fetch
+/// stalls).
+template <typename In, typename Out, int CN, int K, int N>
+__device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y0, int y1)
+{
+    const int flatCols = a.cols * CN;
+    const bool interior = ringInterior<CN, K, N, In>(flat, flatCols);
+    const auto rowInto = [&](int k, float(&out)[N]) {
+        if (interior && a.imageRow(k)) rowSums(loadWindow<CN, K, N>(a, k, flat), out);
+        else rowPassEdge<In, Out, CN, K, N>(a, k, flat, out);
+    };
+    float ring[K][N];
+#pragma unroll
+    for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
+#pragma unroll 1
+    for (int y = y0; y < y1; ++y) {
+        rowInto(y + K - 1, ring[K - 1]);
+        storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, 0);
+#pragma unroll
+        for (int s = 0; s < K - 1; ++s)
+#pragma unroll
+            for (int n = 0; n < N; ++n) ring[s][n] = ring[s + 1][n];
+    }
+}
+
+/// The ring walk of conv2dSeparableRing and conv2dIntegerTiles over output rows y0 .. y1 - 1:
+/// rowInto(k, slot) leaves slice row k's row pass in ring[(k - y0) % K], then storeRow(y, first)
+/// sums output row y from the slots of slice rows y .. y + K - 1, the first of them ring[first].
+/// Unrolled by K so that every slot index is a constant (the ring stays in registers).
+template <int K, typename Slot, typename RowInto, typename StoreRow>
+__device__ __forceinline__ void walkRing(int y0, int y1, Slot (&ring)[K], RowInto&& rowInto, StoreRow&& storeRow)
+{
+#pragma unroll
+    for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
+    for (int y = y0; y < y1; y += K) {
+#pragma unroll
+        for (int s = 0; s < K; ++s) {
+            if (y + s >= y1) break;
+            rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
+            storeRow(y + s, s);
+        }
+    }
+}
+
+/// Separable K x K kernels: thread t owns interleaved elements t * N .. t * N + N - 1 of every row
+/// of a strip of stripRows output rows. Slice row k's row pass lands in ring[(k - y0) % K]; output
+/// row y sums ring slots for slice rows y .. y + K - 1 with the column taps, in order, as
+/// conv2dColumnPass. The row loop is unrolled by K so that every ring index is a constant.
+/// Prefetch: each row's window is loaded while the previous row is summed. Rows are pitched, so the
+/// window is vector loads at any width (an odd-width u8 image once took the element-by-element path
+/// on every row, 5.3x slower per element; carrying a second load path cost 7%). Strips that
+/// reach border rows go to ringEdgeStrip, and so do threads whose window leaves the row where the
+/// walk prefetches; without prefetch (15x15) those threads stay in the loop with the element-by-
+/// element row pass. Measured on the H200 (8192^2 f32 Gaussians): in the loop, 5x5 0.204 -> 0.227
+/// ms and 9x9 0.348 -> 0.415 (the prefetching loop carries the second path); out of line, 15x15
+/// 0.626 -> 0.679 (a warp holding a row-end thread runs the strip twice).
+template <typename In, typename Out, int CN, int K, int N, bool Prefetch>
+__global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In, Out> a, int stripRows)
+{
+    using Window = RowWindow<In, CN, K, N>;
+    const int flatCols = a.cols * CN, flat = (blockIdx.x * kRingThreads + threadIdx.x) * N;
+    if (flat >= flatCols) return;
+    const bool interior = ringInterior<CN, K, N, In>(flat, flatCols);
+    for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
+        const int y1 = min(y0 + stripRows, a.rows), last = y1 + K - 2;  // the strip reads slice rows y0 .. last
+        if (!(a.imageRow(y0) && a.imageRow(last)) || (Prefetch && !interior)) {
+            ringEdgeStrip<In, Out, CN, K, N>(a, flat, y0, y1);
+            continue;
+        }
+        Window window{};
+        if constexpr (Prefetch) window = loadWindow<CN, K, N>(a, y0, flat);
+        // Leaves slice row k's row pass in out; called for k = y0, y0 + 1, ... in turn.
+        const auto rowInto = [&](int k, float(&out)[N]) {
+            if constexpr (Prefetch) {
+                const Window next = loadWindow<CN, K, N>(a, min(k + 1, last), flat);
+                rowSums(window, out);
+                window = next;
+            } else if (interior) {
+                rowSums(loadWindow<CN, K, N>(a, k, flat), out);
+            } else {
+                rowPassEdge<In, Out, CN, K, N>(a, k, flat, out);
+            }
+        };
+        float ring[K][N];
+        walkRing(y0, y1, ring, rowInto,
+                 [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
+    }
+}
+
+/// conv2dSeparableRing's shape: interleaved elements per thread and output rows per strip. Measured
+/// on the H200 (8192^2, 3x3 .. 15x15 f32 and 5x5 u8 3 channels): 4 elements and 16 rows beat 8 or
+/// 16 elements and 32 or 64 rows everywhere (u8 3 channels 5x5: 0.395 ms against 0.45-0.50 for 8
+/// elements and 0.73-1.4 for 16, even with 16-byte loads: the unrolled walk outgrows the
+/// instruction cache, and a ring advanced by moves costs 4 instructions per element; 0.415 for 32
+/// rows): more threads in flight, though short strips recompute more halo rows. The walk waits
+/// on its loads, so it prefetches up to 9x9; at 15x15 the prefetched window takes the kernel from
+/// about 100 to 160-255 registers (ptxas -v), fewer threads in flight, and it is left out there.
+constexpr int kRingElements = 4, kRingStrip = 16;
+
+/// conv2dIntegerTiles' staging outside the row: slice rows y0 .. y0 + rows - 1, bytes from element
+/// `first`, span bytes each, to `target` (row r at target + r * span). Constant border rows are
+/// filled with the border value; in the other rows the bytes before chunk cLo and from chunk cHi
+/// on (16 bytes each) come through borderIndex. The bytes are spread over the whole block so that
+/// their loads overlap: one thread per 16 bytes, each waiting on its loads in turn, took a row-end
+/// tile several times as long as an inner one (8192^2 u8 3 channels 5x5: 0.194 ms against 0.146
+/// with the row-end tiles skipped). Not inlined: it runs on the edge tiles only.
+template <int CN>
+__device__ __noinline__ void stageTileEdges(StripArgs<uint8_t, uint8_t> a, uint8_t* target, int span, int y0,
+                                            int rows, int first, int cLo, int cHi)
+{
+    if (a.border == BorderMode::Constant) {
+        const uint32_t fill = 0x01010101u * uint32_t(a.borderValue);  // a byte where tiles stage bytes
+        for (int i = threadIdx.x; i < rows * span / 4; i += kRingThreads)
+            if (a.borderRow(y0 + i / (span / 4))) reinterpret_cast<uint32_t*>(target)[i] = fill;
+    }
+    const int head = 16 * cLo, edgeBytes = span - 16 * (cHi - cLo);
+    for (int i = threadIdx.x; i < rows * edgeBytes; i += kRingThreads) {
+        const int r = i / edgeBytes, b = i - r * edgeBytes, offset = b < head ? b : b + 16 * (cHi - cLo);
+        if (!a.borderRow(y0 + r)) target[r * span + offset] = uint8_t(fetch<CN>(a, y0 + r, false, first + offset));
+    }
+}
+
+/// integer: output rows per tile. Taller tiles recompute fewer halo rows but keep more bytes of
+/// shared memory waiting for their copies. Measured on the H200 (8192^2 u8 Gaussians, ms):
+///   rows   3 ch 5x5   3 ch 3x3   1 ch 3x3   4 ch 5x5
+///   16     0.169      0.142      0.053      0.216   (before whole-word stores)
+///   24     0.148      0.124      0.049      0.188
+///   32     0.145      0.125      0.051      0.183
+///   48     0.142      0.126      0.051      0.179   (7 blocks per SM: shared memory)
+/// 32 serves all; 48 gains 2% on 3 channels 5x5 and loses on one channel.
+constexpr int kIntegerTileRows = 32;
+
+/// The integer variant (u8, integerTaps' kernels): a block's tile is kRingThreads * 4 interleaved
+/// elements by kIntegerTileRows output rows. The block copies the tile's input rows, with a
+/// 16-byte-aligned halo, into shared memory: inside the row by cp.async, 16 bytes per copy and
+/// all in flight at once; past the row ends and in constant border rows byte by byte
+/// (stageTileEdges). Then each thread walks its 4 elements down the tile as conv2dSeparableRing does,
+/// its window read from shared memory and its sums in 16-bit lanes, two elements per word (rowSums,
+/// storeRingRow's integer forms). A constant border whose value is not a byte (0..255) cannot be
+/// staged as bytes: the tiles that reach it run ringEdgeStrip in f32, exact for these kernels.
+/// Measured on the H200 (8192^2 u8 3 channels 5x5): the ring walk's loads from global memory
+/// (one row ahead, 4 bytes per thread) kept too few bytes in flight, 0.276 ms; the f32 strips on
+/// the row-end tiles took 0.1 of 0.25 ms before they were staged here.
+template <int CN, int K>
+__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a)
+{
+    constexpr int N = kRingElements, tileBytes = kRingThreads * N;
+    using Window = RowWindow<uint8_t, CN, K, N>;
+    constexpr int margin = (Window::head + 15) / 16 * 16, spanBytes = tileBytes + 2 * margin;
+    constexpr int copiesPerRow = spanBytes / 16, inputRows = kIntegerTileRows + K - 1;
+    __shared__ __align__(16) uint32_t tile[inputRows][spanBytes / 4];
+    const int flatCols = a.cols * CN, x0 = blockIdx.x * tileBytes, flat = x0 + threadIdx.x * N;
+    const bool interiorColumns = x0 >= margin && x0 + tileBytes + margin <= flatCols;
+    const bool byteBorder = a.border != BorderMode::Constant ||
+                            (a.borderValue >= 0 && a.borderValue <= 255 && a.borderValue == truncf(a.borderValue));
+    const int firstCopyRow = threadIdx.x / copiesPerRow, firstCopyChunk = threadIdx.x % copiesPerRow;
+    for (int y0 = blockIdx.y * kIntegerTileRows; y0 < a.rows; y0 += gridDim.y * kIntegerTileRows) {
+        const int y1 = min(y0 + kIntegerTileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
+        const bool imageRows = a.imageRow(y0) && a.imageRow(last);
+        if (!byteBorder && !(interiorColumns && imageRows)) {
+            if (flat < flatCols) ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, flat, y0, y1);
+            continue;
+        }
+        __syncthreads();  // the previous tile's reads are done
+        const int rows = last - y0 + 1;
+        // Chunks cLo .. cHi - 1 of every image row lie inside the row: 16-byte copies, all in flight.
+        const int cLo = min(max(0, (margin - x0 + 15) / 16), copiesPerRow);
+        const int cHi = max(cLo, min(copiesPerRow, (flatCols - x0 + margin) / 16));
+        // Copy i = threadIdx.x + n * kRingThreads is chunk c of row r, i = r * copiesPerRow + c: both
+        // and the addresses advance by constants (with a division and a row address per copy, this
+        // loop took 13% of the kernel's instructions; now 10%).
+        int r = firstCopyRow, c = firstCopyChunk;
+        const uint8_t* source = a.inRow(y0 + r) + x0 - margin + 16 * c;
+        for (uint32_t* target = &tile[0][0] + 4 * threadIdx.x; r < rows; target += 4 * kRingThreads) {
+            if (c >= cLo && c < cHi && (imageRows || !a.borderRow(y0 + r))) __pipeline_memcpy_async(target, source, 16);
+            constexpr int rowStep = kRingThreads / copiesPerRow, chunkStep = kRingThreads % copiesPerRow;
+            r += rowStep, c += chunkStep;
+            source += ptrdiff_t(rowStep) * a.inPitch + 16 * chunkStep;
+            if (c >= copiesPerRow) r += 1, c -= copiesPerRow, source += a.inPitch - spanBytes;
+        }
+        if (!(interiorColumns && imageRows))
+            stageTileEdges<CN>(a, reinterpret_cast<uint8_t*>(tile), spanBytes, y0, rows, x0 - margin, cLo, cHi);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        if (flat >= flatCols) continue;
+        const auto rowInto = [&](int k, uint32_t(&out)[N / 2]) {
+            Window w;
+            const uint32_t* span = &tile[k - y0][(margin - Window::head) / 4 + threadIdx.x];
+#pragma unroll
+            for (int q = 0; q < Window::quads; ++q) w.quad[q] = span[q];
+            rowSums(w, out);
+        };
+        uint32_t ring[K][N / 2];
+        walkRing(y0, y1, ring, rowInto,
+                 [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flatCols - flat, ring, first); });
+    }
+}
+
+/// separable, other sizes, pass 1: every slice row (halo rows included) filtered horizontally into
+/// `mid`. A constant-border row filters the border value, as the 2D sum does.
+template <typename In, typename Out, int CN> __global__ void conv2dRowPass(StripArgs<In, Out> a)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= a.cols) return;
+    const int rx = a.kCols / 2, sliceRows = a.rows + a.kRows - 1;
+    for (int k = blockIdx.y * blockDim.y + threadIdx.y; k < sliceRows; k += gridDim.y * blockDim.y) {
+        const bool borderRow = a.borderRow(k);
+        const In* row = a.inRow(k);
+        float sum[CN] = {};
+        for (int j = 0; j < a.kCols; ++j) {
+            const float tap = cRowTaps[j];
+            const int sx = borderIndex(x + j - rx, a.cols, a.border);
+#pragma unroll
+            for (int c = 0; c < CN; ++c)
+                sum[c] = fmaf(tap, borderRow || sx < 0 ? a.borderValue : float(row[size_t(sx) * CN + c]), sum[c]);
+        }
+#pragma unroll
+        for (int c = 0; c < CN; ++c) a.mid[(size_t(k) * a.cols + x) * CN + c] = sum[c];
+    }
+}
+
+/// separable, other sizes, pass 2: output row y is slice rows y .. y + kRows - 1 of `mid`,
+/// weighted by the column taps.
+template <typename In, typename Out, int CN> __global__ void conv2dColumnPass(StripArgs<In, Out> a)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= a.cols) return;
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y; y < a.rows; y += gridDim.y * blockDim.y) {
+        const float* source = a.mid + (size_t(y) * a.cols + x) * CN;
+        const size_t pitch = size_t(a.cols) * CN;
+        float sum[CN] = {};
+        for (int i = 0; i < a.kRows; ++i) {
+            const float tap = cColumnTaps[i];
+#pragma unroll
+            for (int c = 0; c < CN; ++c) sum[c] = fmaf(tap, source[i * pitch + c], sum[c]);
+        }
+        storePixel<Out, CN>(a.outRow(y) + x * CN, sum);
+    }
+}
+
+} // namespace
+} // namespace kl::gpu

@@ -1,0 +1,329 @@
+#pragma once
+// conv2d's tiled kernels: shared (compiled and any sizes) and tma. Included by conv2d.cu only.
+#include "conv2d_device.cuh"
+
+#include <cuda.h>  // CUtensorMap (types only: the encoder is reached through the runtime)
+#include <cuda/ptx>
+
+namespace kl::gpu {
+namespace {
+
+// ---- shared: tiled kernels --------------------------------------------------------------------------
+
+/// Stages slice rows y0 .. y0 + rows - 1, pixels px0 .. px0 + cols - 1 (px0 may be negative: the
+/// border), channels firstPlane .. lastPlane - 1 into f32 planes
+/// tile[((c - firstPlane) * rows + row) * cols + pixel - px0]. The interleaved rows are read in
+/// `groups` groups of 4 elements from element `first` (a multiple of 4 at or before the first one
+/// needed): one vector load per group inside the row, borderIndex per element elsewhere.
+/// Slice rows past the strip only feed outputs past it, which are never stored.
+/// AlignedTile (one channel, px0 and cols multiples of 4, first == px0): one vector store per group.
+template <int CN, bool AlignedTile, typename In, typename Out>
+__device__ void loadTile(float* tile, const StripArgs<In, Out>& a, int y0, int px0, int rows, int cols, int first,
+                         int groups, int firstPlane, int lastPlane)
+{
+    const int flatCols = a.cols * CN, sliceRows = a.rows + a.kRows - 1;
+    const int threads = blockDim.x * blockDim.y;
+    for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < rows * groups; e += threads) {
+        const int r = e / groups, flat = first + 4 * (e - r * groups), k = y0 + r;
+        const bool borderRow = k >= sliceRows || a.borderRow(k);
+        float4 v;
+        if (!borderRow && flat >= 0 && flat + 4 <= flatCols)
+            v = widen(loadQuad(a.inRow(k) + flat));
+        else
+            v = {fetch<CN>(a, k, borderRow, flat), fetch<CN>(a, k, borderRow, flat + 1),
+                 fetch<CN>(a, k, borderRow, flat + 2), fetch<CN>(a, k, borderRow, flat + 3)};
+        if constexpr (AlignedTile) {
+            reinterpret_cast<float4*>(tile + r * cols + flat - px0)[0] = v;
+        } else {
+            const float values[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int p = floorDiv<CN>(flat + q), c = flat + q - p * CN, s = p - px0;
+                if (s >= 0 && s < cols && c >= firstPlane && c < lastPlane)
+                    tile[((c - firstPlane) * rows + r) * cols + s] = values[q];
+            }
+        }
+    }
+}
+
+/// A thread's results for channel c: pixels x .. x + 3 of rows y .. y + M - 1, those inside the strip.
+template <int CN, int M, typename In, typename Out>
+__device__ void storeTile(const StripArgs<In, Out>& a, int y, int x, int c, const float (&sum)[M][kPixelsPerThread])
+{
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+        if (y + r >= a.rows) return;
+        Out* row = a.outRow(y + r);
+        if (CN == 1 && x + 4 <= a.cols) {
+            store4(row + x, make_float4(sum[r][0], sum[r][1], sum[r][2], sum[r][3]));
+        } else {
+#pragma unroll
+            for (int n = 0; n < kPixelsPerThread; ++n)
+                if (x + n < a.cols) row[(x + n) * CN + c] = saturateRound<Out>(sum[r][n]);
+        }
+    }
+}
+
+/// The tile of conv2dFixed and conv2dTma for a K x K kernel: 128 output pixels by kBlockY * M rows,
+/// an f32 plane per channel.
+template <int K, int CN, int M> struct FixedTile {
+    static constexpr int radius = K / 2;
+    /// Tile column 0 is pixel x0 - pad; for one channel pad is a multiple of 4 so that rows load
+    /// and store whole float4s.
+    static constexpr int pad = CN == 1 ? roundUp4(radius) : radius;
+    /// A thread's register window starts at its first pixel's column - pad; tap j of pixel n is
+    /// window[offset + j + n].
+    static constexpr int offset = pad - radius;
+    static constexpr int window = roundUp4(offset + K - 1 + kPixelsPerThread);
+    static constexpr int cols = (kBlockX - 1) * kPixelsPerThread + window;
+    static constexpr int outRows = kBlockY * M, rows = outRows + K - 1;
+};
+
+/// How conv2dFixed stages its tile: the interleaved elements of a tile row from x0 * CN - head, in
+/// groups of 4, into `bytes` of shared memory.
+template <int K, int CN, int M> struct FixedStaging : FixedTile<K, CN, M> {
+    using T = FixedTile<K, CN, M>;
+    static constexpr int head = roundUp4(T::pad * CN), groups = (head + (T::cols - T::pad) * CN + 3) / 4;
+    static constexpr size_t bytes = size_t(CN) * T::rows * T::cols * sizeof(float);
+};
+
+/// Output rows per thread of conv2dFixed (tiles of kBlockY * 2 rows). Measured on the H200
+/// (8192^2 f32, 3x3 .. 15x15; u8 3 and 4 channels): 2 beat 4 and 8 everywhere, e.g. 3x3
+/// 0.176 / 0.204 / 0.281 ms: shorter tiles fit more blocks per SM, whose loads then overlap
+/// other blocks' arithmetic.
+constexpr int kFixedRowsPerThread = 2;
+
+/// A conv2dFixed / conv2dTma thread's sums: pixels 4 across and M rows down from `source`, its
+/// first tile row (row pitch T::cols floats), each kernel row summed on its own and the row sums
+/// added in order.
+template <int K, int CN, int M> __device__ void tileSums(const float* source, float (&sum)[M][kPixelsPerThread])
+{
+    using T = FixedTile<K, CN, M>;
+    // Tile row t is kernel row i = t - r of output row r.
+#pragma unroll
+    for (int t = 0; t < M + K - 1; ++t) {
+        float w[T::window];
+#pragma unroll
+        for (int g = 0; g < T::window / 4; ++g) {
+            const float4 v = reinterpret_cast<const float4*>(source + t * T::cols)[g];
+            w[4 * g] = v.x, w[4 * g + 1] = v.y, w[4 * g + 2] = v.z, w[4 * g + 3] = v.w;
+        }
+        // Keeps the compiler from hoisting every row's loads to the top (a register per value).
+        asm volatile("" ::: "memory");
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+            const int i = t - r;
+            if (i < 0 || i >= K) continue;
+            float rowSum[kPixelsPerThread] = {};
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+#pragma unroll
+                for (int n = 0; n < kPixelsPerThread; ++n)
+                    rowSum[n] = fmaf(cTaps[i * K + j], w[T::offset + j + n], rowSum[n]);
+#pragma unroll
+            for (int n = 0; n < kPixelsPerThread; ++n) sum[r][n] += rowSum[n];
+        }
+    }
+}
+
+template <typename In, typename Out, int CN, int K, int M>
+__global__ void __launch_bounds__(kBlockX* kBlockY, 2) conv2dFixed(StripArgs<In, Out> a)
+{
+    using T = FixedStaging<K, CN, M>;
+    extern __shared__ float4 sharedStorage[];
+    float* tile = reinterpret_cast<float*>(sharedStorage);
+    const int x0 = blockIdx.x * kTileCols, x = x0 + threadIdx.x * kPixelsPerThread, firstRow = threadIdx.y * M;
+    for (int y0 = blockIdx.y * T::outRows; y0 < a.rows; y0 += gridDim.y * T::outRows) {
+        __syncthreads();  // the previous tile has been read
+        loadTile<CN, CN == 1>(tile, a, y0, x0 - T::pad, T::rows, T::cols, x0 * CN - T::head, T::groups, 0, CN);
+        __syncthreads();
+#pragma unroll 1
+        for (int c = 0; c < CN; ++c) {
+            float sum[M][kPixelsPerThread] = {};
+            tileSums<K, CN, M>(tile + (c * T::rows + firstRow) * T::cols + threadIdx.x * kPixelsPerThread, sum);
+            storeTile<CN, M>(a, y0 + firstRow, x, c, sum);
+        }
+    }
+}
+
+// ---- tma: conv2dFixed's tiles delivered by the TMA engine (f32, one channel, sm_90) -------------
+
+/// conv2dTma's shape for a K x K kernel: output rows per thread (tiles of kBlockY * M rows) and
+/// tile buffers per block. Measured on the H200 (8192^2 f32, random taps; ms for M = 2 / 3 / 4 with
+/// 6 / 4 / 3 buffers, 3 blocks per SM unless marked): 3x3 0.159 / 0.177 (4 blocks) / 0.162, 5x5
+/// 0.171 / 0.171 / 0.172, 7x7 0.205 / 0.189 / 0.184, 9x9 0.302 (2 blocks) / 0.258 / 0.251, 15x15
+/// (2 blocks) 0.704 / 0.792 / 0.921.
+template <int K> struct TmaShape {
+    static constexpr int rowsPerThread = K >= 15 ? 2 : 4, stages = K >= 15 ? 6 : 3;
+    using Tile = FixedTile<K, 1, rowsPerThread>;
+    static constexpr int tileFloats = Tile::rows * Tile::cols;
+    /// Buffers start on 128-byte boundaries, as the TMA engine requires of its destination.
+    static constexpr int stageFloats = (tileFloats + 31) / 32 * 32;
+    /// The buffers, then a "full" and an "empty" mbarrier per buffer.
+    static constexpr size_t bytes = size_t(stages) * stageFloats * sizeof(float) + 2 * stages * sizeof(uint64_t);
+};
+/// conv2dTma's compute threads; one more warp issues the copies.
+constexpr int kTmaConsumers = kBlockX * kBlockY;
+/// Resident conv2dTma blocks per SM, at most. Measured on the H200 (sweep, 8192^2 f32): 3 beat 2
+/// and 4 wherever the tile fits either (5x5, 4 rows per thread: 3 blocks 0.172 ms, 2 blocks 0.197;
+/// 2 rows: 3 blocks 0.171, 4 blocks 0.202), and the 3x3 kernel, which fits 4, ran 0.174 ms with 4
+/// against 0.162 in the sweep with 3.
+constexpr int kTmaBlocksPerSM = 3;
+
+/// conv2dFixed's tiles and arithmetic for f32 single-channel images, without the staging: a
+/// persistent block walks tiles id = blockIdx.x, + gridDim.x, ... (row-major over tilesX columns of
+/// tiles). One thread of a ninth warp copies each tile into one of `stages` shared buffers with one
+/// cp.async.bulk.tensor (the TMA engine, `map` over the pitched slice) whose completion lands on
+/// that buffer's "full" mbarrier; the 8 compute warps wait there, compute as conv2dFixed, and
+/// release the buffer on its "empty" mbarrier, so each block has the next tiles in flight while it
+/// computes. The engine fills columns outside the image with zeros: tiles at the left and right
+/// ends (and constant-border rows, which are not uploaded) are fixed up in shared memory through
+/// borderIndex first.
+template <int K> __global__ void __launch_bounds__(kTmaConsumers + 32)
+    conv2dTma(const __grid_constant__ CUtensorMap map, StripArgs<float, float> a, int tilesX, int tiles)
+{
+#if __CUDA_ARCH__ >= 900
+    using S = TmaShape<K>;
+    using T = typename S::Tile;
+    constexpr int M = S::rowsPerThread;
+    extern __shared__ float4 sharedStorage[];
+    float* buffers = reinterpret_cast<float*>(sharedStorage);
+    uint64_t* full = reinterpret_cast<uint64_t*>(buffers + S::stages * S::stageFloats);
+    uint64_t* empty = full + S::stages;
+    const int thread = threadIdx.y * kBlockX + threadIdx.x;
+    if (thread == 0) {
+        for (int s = 0; s < S::stages; ++s) {
+            cuda::ptx::mbarrier_init(&full[s], 1);
+            cuda::ptx::mbarrier_init(&empty[s], kTmaConsumers);
+        }
+        cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    }
+    __syncthreads();
+    const auto waitPhase = [](uint64_t* barrier, uint32_t parity) {
+        while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
+        }
+    };
+    const auto tileOrigin = [&](int id) {  // the tile's first output pixel and row
+        const int ty = id / tilesX;
+        return int2{(id - ty * tilesX) * kTileCols, ty * T::outRows};
+    };
+    if (threadIdx.y == kBlockY) {  // the copying warp
+        if (threadIdx.x != 0) return;
+        int n = 0;
+        for (int id = blockIdx.x; id < tiles; id += gridDim.x, ++n) {
+            const int s = n % S::stages;
+            if (n >= S::stages) waitPhase(&empty[s], (n / S::stages - 1) & 1);
+            const int2 origin = tileOrigin(id);
+            const int32_t coords[2] = {origin.x - T::pad, origin.y};
+            cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                                 &full[s], S::tileFloats * sizeof(float));
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                            buffers + s * S::stageFloats, &map, coords, &full[s]);
+        }
+        return;
+    }
+    const int sliceRows = a.rows + K - 1;
+    int n = 0;
+    for (int id = blockIdx.x; id < tiles; id += gridDim.x, ++n) {
+        const int s = n % S::stages;
+        const int2 origin = tileOrigin(id);
+        const int px0 = origin.x - T::pad, lastRow = min(origin.y + T::rows, sliceRows) - 1;
+        float* tile = buffers + s * S::stageFloats;
+        waitPhase(&full[s], (n / S::stages) & 1);
+        if (px0 < 0 || px0 + T::cols > a.cols || a.borderRow(origin.y) || a.borderRow(lastRow)) {
+            for (int e = thread; e < T::rows * T::cols; e += kTmaConsumers) {
+                const int r = e / T::cols, px = px0 + e - r * T::cols, k = origin.y + r;
+                if (k >= sliceRows) break;  // rows past the slice only feed outputs past the strip
+                const bool borderRow = a.borderRow(k);
+                if (px < 0 || px >= a.cols || borderRow) tile[e] = fetch<1>(a, k, borderRow, px);
+            }
+            asm volatile("bar.sync 1, %0;" ::"n"(kTmaConsumers) : "memory");  // the compute warps only
+        }
+        float sum[M][kPixelsPerThread] = {};
+        tileSums<K, 1, M>(tile + threadIdx.y * M * T::cols + threadIdx.x * kPixelsPerThread, sum);
+        // The reads above are generic-proxy accesses and the next copy into this buffer an
+        // async-proxy write: without this fence the release let the copy overwrite values not yet
+        // read (seen on the H200 as stale values in up to 1 of 10^5 outputs of a 1x1 kernel).
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+        cuda::ptx::mbarrier_arrive(&empty[s]);
+        storeTile<1, M>(a, origin.y + threadIdx.y * M, origin.x + threadIdx.x * kPixelsPerThread, 0, sum);
+    }
+#endif
+}
+
+/// conv2dAny's tile for a kRows x kCols kernel: the taps as kRows rows of `quads` float4 (zero
+/// padded), then one channel plane of 128 + 4 * quads columns (column 0 = pixel x0 - kCols / 2)
+/// by kBlockY * M + kRows - 1 rows.
+struct AnyTile {
+    int quads, cols, rows;
+    size_t bytes;
+};
+
+__host__ __device__ AnyTile anyTile(int kRows, int kCols, int rowsPerThread)
+{
+    const int quads = (kCols + 3) / 4, cols = kTileCols + 4 * quads, rows = kBlockY * rowsPerThread + kRows - 1;
+    return {quads, cols, rows, (size_t(rows) * cols + size_t(kRows) * quads * 4) * sizeof(float)};
+}
+
+template <typename In, typename Out, int CN, int M>
+__global__ void __launch_bounds__(kBlockX* kBlockY) conv2dAny(StripArgs<In, Out> a)
+{
+    extern __shared__ float4 sharedStorage[];
+    const AnyTile shape = anyTile(a.kRows, a.kCols, M);
+    const int fullQuads = a.kCols / 4, rx = a.kCols / 2;
+    float4* taps = sharedStorage;
+    float* tile = reinterpret_cast<float*>(sharedStorage + a.kRows * shape.quads);
+    const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+    for (int e = thread; e < a.kRows * shape.quads * 4; e += threads) {
+        const int i = e / (shape.quads * 4), j = e - i * shape.quads * 4;
+        reinterpret_cast<float*>(taps)[e] = j < a.kCols ? cTaps[i * a.kCols + j] : 0.f;
+    }
+    const int x0 = blockIdx.x * kTileCols, x = x0 + threadIdx.x * kPixelsPerThread, firstRow = threadIdx.y * M;
+    const int px0 = x0 - rx;
+    for (int y0 = blockIdx.y * kBlockY * M; y0 < a.rows; y0 += gridDim.y * kBlockY * M) {
+#pragma unroll 1
+        for (int c = 0; c < CN; ++c) {
+            __syncthreads();  // the taps are in place; the previous plane has been read
+            const int first = (px0 * CN + c) & ~3;
+            const int groups = ((px0 + shape.cols - 1) * CN + c + 1 - first + 3) / 4;
+            loadTile<CN, false>(tile, a, y0, px0, shape.rows, shape.cols, first, groups, c, c + 1);
+            __syncthreads();
+            const float* source = tile + firstRow * shape.cols + threadIdx.x * kPixelsPerThread;
+            float sum[M][kPixelsPerThread] = {};
+            for (int t = 0; t < M + a.kRows - 1; ++t) {
+                bool live[M];
+#pragma unroll
+                for (int r = 0; r < M; ++r) live[r] = t - r >= 0 && t - r < a.kRows;
+                float rowSum[M][kPixelsPerThread] = {};
+                const float4* row = reinterpret_cast<const float4*>(source + t * shape.cols);
+                for (int q = 0; q < shape.quads; ++q) {
+                    const float4 lo = row[q], hi = row[q + 1];
+                    const float w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+                    const bool full = q < fullQuads;
+#pragma unroll
+                    for (int r = 0; r < M; ++r) {
+                        if (!live[r]) continue;
+                        const float4 quad = taps[(t - r) * shape.quads + q];
+                        const float tap[4] = {quad.x, quad.y, quad.z, quad.w};
+#pragma unroll
+                        for (int jj = 0; jj < 4; ++jj) {
+                            if (!full && 4 * q + jj >= a.kCols) break;
+#pragma unroll
+                            for (int n = 0; n < kPixelsPerThread; ++n)
+                                rowSum[r][n] = fmaf(tap[jj], w[jj + n], rowSum[r][n]);
+                        }
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r < M; ++r)
+                    if (live[r])
+#pragma unroll
+                        for (int n = 0; n < kPixelsPerThread; ++n) sum[r][n] += rowSum[r][n];
+            }
+            storeTile<CN, M>(a, y0 + firstRow, x, c, sum);
+        }
+    }
+}
+
+} // namespace
+} // namespace kl::gpu
