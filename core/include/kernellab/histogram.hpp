@@ -98,7 +98,7 @@ KL_HD inline float luminanceFloat(float b, float g, float r)
 void histogramReference(const cv::Mat& input, const HistogramSpec& spec, HistogramResult& result);
 HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& spec);
 /// What an expert OpenCV user writes, into `result` with `scratch` kept between calls: tiles of
-/// about 2^18 pixels (fixed by the image, never by the thread count) under cv::parallel_for_,
+/// about 2^15 pixels (fixed by the image, never by the thread count) under cv::parallel_for_,
 /// each counted by a plain loop straight from the interleaved pixels into the task's 64-bit
 /// counters (a third faster than cv::calcHist without IPP on the H200's Xeon host), with
 /// histogramBin's rule: u8 values are their bins, u16 values look theirs up in a
