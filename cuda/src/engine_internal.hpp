@@ -13,8 +13,6 @@
 
 namespace kl::gpu {
 
-constexpr int kMaxStreams = 16;
-
 struct Engine::Impl {
     int deviceIndex = 0;
     DeviceInfo info;

@@ -24,4 +24,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// Work stopped at the user's request (Esc in the GUI, Ctrl-C in the CLI).
+class Cancelled : public std::runtime_error {
+public:
+    Cancelled() : std::runtime_error("cancelled") {}
+};
+
 } // namespace kl

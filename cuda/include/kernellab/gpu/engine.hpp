@@ -11,6 +11,8 @@
 
 #include <opencv2/core/mat.hpp>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,6 +44,12 @@ GpuStatus gpuStatus();
 /// Every visible device (empty when gpuStatus() is not available).
 std::vector<DeviceInfo> listDevices();
 
+/// The most streams one run may pipeline over (RunOptions::streams is 1..kMaxStreams).
+inline constexpr int kMaxStreams = 16;
+/// conv2d's compiled kernel sizes: square kernels of these sizes run fully unrolled kernels
+/// (shared, tma, the separable ring, integer); other sizes take the general loops.
+inline constexpr std::array<int, 5> kConv2dCompiledSizes = {3, 5, 7, 9, 15};
+
 enum class HostMemory { Pageable, Pinned };
 std::string toString(HostMemory m);  // "pageable", "pinned"
 HostMemory parseHostMemory(const std::string& name);
@@ -52,10 +60,12 @@ std::string toString(Stage s);  // "h2d", "kernel", "d2h"
 struct RunOptions {
     std::string variant = "auto";        ///< a name from variants(op) or "auto"
     HostMemory memory = HostMemory::Pageable;
-    int streams = 1;                     ///< 1 .. 16; the input is split into chunks pipelined across them
+    int streams = 1;                     ///< 1 .. kMaxStreams; the input is split into chunks pipelined across them
     bool endToEnd = true;                ///< false: upload once, time the kernel alone (h2d/d2h/total left 0)
     int repetitions = 10;                ///< timed runs (median/min/max reported)
     int warmup = 2;                      ///< untimed runs before timing
+    /// When set and it becomes true, the run stops between repetitions or chunks and throws kl::Cancelled.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 /// One stage of one chunk on one stream, times in ms from the start of the run.
