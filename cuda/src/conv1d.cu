@@ -11,7 +11,7 @@
 // reference's ascending signal index, so the direct variants differ from it
 // only by fused multiply-adds (and naive and shared agree bit for bit).
 //
-// Variants
+// Variants (registry entries at the end of this file)
 //   naive   one output per thread; taps and window read from global memory.
 //   shared  a block computes 1024 outputs (4 consecutive per thread). The window
 //           goes through shared memory one tap tile (1024 taps) at a time: the
@@ -60,6 +60,7 @@
 // up to M ~ 1000: they cross near M = 260-300, hence kAutoFftTaps.
 #include "engine_internal.hpp"
 #include "pipeline.hpp"
+#include "variant_registry.hpp"
 
 #include "kernellab/conv1d.hpp"
 #include "kernellab/error.hpp"
@@ -75,18 +76,7 @@
 
 namespace kl::gpu {
 
-const std::vector<std::string> kConv1dVariants = {"naive", "shared", "fft"};
-
 namespace {
-
-enum class Conv1dVariant { Naive, Shared, Fft };
-
-Conv1dVariant parseVariant(const std::string& name)
-{
-    if (name == "naive") return Conv1dVariant::Naive;
-    if (name == "shared") return Conv1dVariant::Shared;
-    return Conv1dVariant::Fft;
-}
 
 constexpr size_t kAutoFftTaps = 300;  // auto: shared up to here, fft above (see the header)
 
@@ -288,14 +278,19 @@ __global__ void scatterValid(const float* __restrict__ blocks, float* __restrict
 
 unsigned strideBlocks(size_t total) { return unsigned(std::min((total + kThreads - 1) / kThreads, kMaxStrideBlocks)); }
 
-/// `streamBlocks`: the resident grid of conv1dWarpStream (blocks per SM x SMs).
-void launchDirect(Conv1dVariant v, const DirectArgs& a, const float* reversedTaps, unsigned streamBlocks,
-                  cudaStream_t s)
+/// naive: one output per thread.
+void launchNaive(const DirectArgs& a, const float* reversedTaps, unsigned, cudaStream_t s)
 {
-    if (v == Conv1dVariant::Naive) {
-        const dim3 grid(unsigned((a.count + kThreads - 1) / kThreads), std::min(unsigned(a.rows), kMaxGridY));
-        conv1dNaive<<<grid, kThreads, 0, s>>>(a, reversedTaps);
-    } else if (a.taps <= kStreamMaxTaps) {
+    const dim3 grid(unsigned((a.count + kThreads - 1) / kThreads), std::min(unsigned(a.rows), kMaxGridY));
+    conv1dNaive<<<grid, kThreads, 0, s>>>(a, reversedTaps);
+    KL_CHECK_LAUNCH();
+}
+
+/// shared: warp streams for short filters, else block tiles. `streamBlocks`: the resident grid
+/// of conv1dWarpStream (blocks per SM x SMs).
+void launchShared(const DirectArgs& a, const float* reversedTaps, unsigned streamBlocks, cudaStream_t s)
+{
+    if (a.taps <= kStreamMaxTaps) {
         const size_t chunks = (a.count + kStreamChunk - 1) / kStreamChunk * size_t(a.rows);
         const size_t warpsNeeded = (chunks + 3) / 4;  // at least 4 chunks per warp, for the prefetch to pay
         const unsigned blocks = unsigned(std::clamp<size_t>((warpsNeeded * 32 + kThreads - 1) / kThreads, 1, streamBlocks));
@@ -432,7 +427,42 @@ int streamSlot(const Engine::Impl& engine, cudaStream_t stream)
     throw std::logic_error("conv1d: chunk stream is not one of the engine's streams");
 }
 
+/// What a conv1d variant is asked to run.
+struct Conv1dProblem {
+    size_t taps;
+    const DeviceInfo& device;
+};
+
+/// A variant's launch: a direct kernel over a chunk's windows, or (null) the fft path.
+struct Conv1dLaunch {
+    void (*direct)(const DirectArgs& a, const float* reversedTaps, unsigned streamBlocks, cudaStream_t s) = nullptr;
+    bool constantTaps = false;  ///< reads the taps from __constant__ memory where they fit
+};
+
+const VariantRegistry<Conv1dProblem, Conv1dLaunch>& conv1dVariants()
+{
+    using Variant = VariantDescriptor<Conv1dProblem, Conv1dLaunch>;
+    static const VariantRegistry<Conv1dProblem, Conv1dLaunch> registry(
+        "conv1d",
+        {Variant{"naive", "one output per thread; taps and signal from global memory", nullptr, {launchNaive, false}},
+         Variant{"shared", "signal tiles in shared memory, taps in constant memory; warp streams for short filters",
+                 nullptr, {launchShared, true}},
+         Variant{"fft", "overlap-save with cuFFT: cost nearly independent of the filter length", nullptr,
+                 {nullptr, false}}},
+        [](const Conv1dProblem& p) { return p.taps <= kAutoFftTaps ? "shared" : "fft"; });
+    return registry;
+}
+
 } // namespace
+
+std::vector<VariantInfo> conv1dVariantInfo() { return conv1dVariants().info(); }
+
+std::string whyNotApplicable(const std::string& variant, const Signal& input, const Conv1DSpec& spec,
+                             const DeviceInfo& device)
+{
+    validateConv1D(input, spec);
+    return conv1dVariants().whyNot(variant, Conv1dProblem{spec.taps.size(), device});
+}
 
 GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec& spec, const RunOptions& options,
                     Signal& output)
@@ -442,16 +472,14 @@ GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec&
     const int channels = input.channels;
     const size_t length = conv1dOutputLength(frames, taps, spec.mode);
     const size_t offset = conv1dOutputOffset(frames, taps, spec.mode);
-    const std::string variantName =
-        resolveVariant("conv1d", options.variant, kConv1dVariants, taps <= kAutoFftTaps ? "shared" : "fft");
-    const Conv1dVariant variant = parseVariant(variantName);
+    const auto& variant = conv1dVariants().resolve(options.variant, Conv1dProblem{taps, engine.info});
     const size_t outSamples = size_t(channels) * length;
     ensureMemoryAvailable(outSamples * sizeof(float), "conv1d output");
     Signal result(channels, length, input.sampleRate);
 
     Pipeline p;
     p.op = "conv1d";
-    p.variant = variantName;
+    p.variant = variant.name;
     p.hostIn = input.data.data();
     p.hostInBytes = input.data.size() * sizeof(float);
     p.hostOut = result.data.data();
@@ -459,7 +487,7 @@ GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec&
     p.kernelBytes = (uint64_t(input.data.size()) + outSamples + taps) * sizeof(float);
     p.kernelFlops = 2.0 * double(taps) * double(outSamples);
 
-    const bool fft = variant == Conv1dVariant::Fft;
+    const bool fft = variant.launch.direct == nullptr;
     const FftShape shape = fft ? chooseFftShape(taps, length) : FftShape{};
     std::vector<Chunk> chunks;
     float* dWindows = nullptr;
@@ -483,7 +511,7 @@ GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec&
             const std::vector<float> reversed(spec.taps.rbegin(), spec.taps.rend());
             auto* dTaps = static_cast<float*>(engine.cache.device("conv1d.taps", taps * sizeof(float)));
             KL_CUDA_TRY(cudaMemcpyAsync(dTaps, reversed.data(), taps * sizeof(float), cudaMemcpyHostToDevice, s));
-            if (variant == Conv1dVariant::Shared && taps <= kConstantTaps)
+            if (variant.launch.constantTaps && taps <= kConstantTaps)
                 KL_CUDA_TRY(cudaMemcpyToSymbolAsync(c_taps, reversed.data(), taps * sizeof(float), 0,
                                                     cudaMemcpyHostToDevice, s));
             dReversedTaps = dTaps;
@@ -531,7 +559,7 @@ GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec&
         float* out = dOut + size_t(k.row0) * length + k.begin;
         if (!fft) {
             const DirectArgs a{dWindows + k.inOffset, out, k.inPitch, length, k.count, k.rows, int(taps)};
-            launchDirect(variant, a, dReversedTaps, streamBlocks, c.stream);
+            variant.launch.direct(a, dReversedTaps, streamBlocks, c.stream);
             return;
         }
         const int slot = streamSlot(engine, c.stream);

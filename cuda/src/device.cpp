@@ -38,6 +38,7 @@ std::vector<DeviceInfo> listDevices()
         d.multiprocessors = p.multiProcessorCount;
         d.globalMemoryBytes = p.totalGlobalMem;
         d.l2CacheBytes = uint64_t(p.l2CacheSize);
+        d.sharedMemoryPerBlockOptIn = uint64_t(p.sharedMemPerBlockOptin);
         // CUDA 13 removed clock fields from cudaDeviceProp; they are attributes now.
         KL_CUDA_TRY(cudaDeviceGetAttribute(&d.smClockKHz, cudaDevAttrClockRate, i));
         KL_CUDA_TRY(cudaDeviceGetAttribute(&d.memoryClockKHz, cudaDevAttrMemoryClockRate, i));

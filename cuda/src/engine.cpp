@@ -2,8 +2,6 @@
 
 #include "kernellab/error.hpp"
 
-#include <algorithm>
-#include <numeric>
 
 namespace kl::gpu {
 
@@ -33,23 +31,20 @@ double GpuReport::endToEndGBs() const
     return total.medianMs > 0 ? double(bytesH2D + bytesD2H) / (total.medianMs * 1e6) : 0;
 }
 
-std::vector<std::string> variants(const std::string& op)
+std::vector<VariantInfo> variantInfo(const std::string& op)
 {
-    if (op == "conv2d") return kConv2dVariants;
-    if (op == "conv1d") return kConv1dVariants;
-    if (op == "histogram") return kHistogramVariants;
-    if (op == "transpose") return kTransposeVariants;
+    if (op == "conv2d") return conv2dVariantInfo();
+    if (op == "conv1d") return conv1dVariantInfo();
+    if (op == "histogram") return histogramVariantInfo();
+    if (op == "transpose") return transposeVariantInfo();
     throw InvalidArgument("op: '" + op + "' is not one of conv2d, conv1d, histogram, transpose");
 }
 
-std::string resolveVariant(const std::string& op, const std::string& requested,
-                           const std::vector<std::string>& known, const std::string& autoChoice)
+std::vector<std::string> variants(const std::string& op)
 {
-    if (requested == "auto") return autoChoice;
-    if (std::find(known.begin(), known.end(), requested) != known.end()) return requested;
-    const std::string names = std::accumulate(known.begin(), known.end(), std::string("auto"),
-                                              [](std::string a, const std::string& b) { return a + ", " + b; });
-    throw InvalidArgument(op + " variant: '" + requested + "' is not one of " + names);
+    std::vector<std::string> names;
+    for (const VariantInfo& v : variantInfo(op)) names.push_back(v.name);
+    return names;
 }
 
 void validateRunOptions(const RunOptions& o)
@@ -156,11 +151,6 @@ Engine::TransferRates Engine::measureTransferGBs(HostMemory memory, uint64_t byt
 GpuReport Engine::conv2d(const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options, cv::Mat& output)
 {
     return runConv2d(*impl_, input, spec, options, output);
-}
-
-bool Engine::conv2dVariantApplies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
-{
-    return conv2dApplies(*impl_, variant, input, spec);
 }
 
 GpuReport Engine::conv1d(const Signal& input, const Conv1DSpec& spec, const RunOptions& options, Signal& output)

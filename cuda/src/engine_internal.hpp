@@ -1,5 +1,5 @@
 #pragma once
-// What the op implementations (conv2d.cu, conv1d.cu, histogram.cu, transpose.cu)
+// What the op implementations (conv2d/, conv1d.cu, histogram.cu, transpose.cu)
 // share: the engine's device state, and the entry point each op provides.
 #include "kernellab/gpu/engine.hpp"
 #include "resources.hpp"
@@ -29,17 +29,11 @@ struct Engine::Impl {
     const std::vector<Stream>& ensureStreams(int count);
 };
 
-/// Picks the variant: "auto" resolves through `pickAuto`; other names must be in `known`
-/// (kl::InvalidArgument listing the valid names otherwise).
-std::string resolveVariant(const std::string& op, const std::string& requested,
-                           const std::vector<std::string>& known, const std::string& autoChoice);
-
 /// Throws kl::InvalidArgument unless options are in range (streams 1..16, repetitions >= 1, warmup >= 0).
 void validateRunOptions(const RunOptions& options);
 
 GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options,
                     cv::Mat& output);
-bool conv2dApplies(const Engine::Impl& engine, const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec);
 GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec& spec, const RunOptions& options,
                     Signal& output);
 GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const HistogramSpec& spec,
@@ -48,10 +42,10 @@ GpuReport runTranspose(Engine::Impl& engine, const cv::Mat& input, const RunOpti
 GpuReport runTransposeSignal(Engine::Impl& engine, const Signal& input, const RunOptions& options,
                              std::vector<float>& interleaved);
 
-/// The variant names per op (engine.cpp's variants() reads these).
-extern const std::vector<std::string> kConv2dVariants;     // naive, constant, shared, separable
-extern const std::vector<std::string> kConv1dVariants;     // naive, shared, fft
-extern const std::vector<std::string> kHistogramVariants;  // global-atomics, shared, optimized
-extern const std::vector<std::string> kTransposeVariants;  // naive, tiled, tiled-padded, optimized
+/// Each op's variant registry, as engine.cpp's variantInfo() lists it.
+std::vector<VariantInfo> conv2dVariantInfo();
+std::vector<VariantInfo> conv1dVariantInfo();
+std::vector<VariantInfo> histogramVariantInfo();
+std::vector<VariantInfo> transposeVariantInfo();
 
 } // namespace kl::gpu

@@ -1,7 +1,8 @@
 // Histogram on the GPU: exactly kl::histogramReference (the same bins, out-of-range
 // and NaN counts, 64-bit totals) for every depth, channel count and binning.
 //
-// Variants (the steps of the classic privatized-histogram tutorial):
+// Variants (the steps of the classic privatized-histogram tutorial; their registry entries,
+// each a launch plan, are at the end of this file):
 //   global-atomics  one thread per pixel, one 64-bit atomicAdd into the global
 //                   histogram per value: every thread of the GPU contends for the
 //                   same few hundred counters.
@@ -38,6 +39,7 @@
 // Bytes per run: the input, read once (the histogram itself is negligible).
 #include "engine_internal.hpp"
 #include "pipeline.hpp"
+#include "variant_registry.hpp"
 
 #include "kernellab/histogram.hpp"
 
@@ -50,18 +52,7 @@
 
 namespace kl::gpu {
 
-const std::vector<std::string> kHistogramVariants = {"global-atomics", "shared", "optimized"};
-
 namespace {
-
-enum class HistogramVariant { GlobalAtomics, Shared, Optimized };
-
-HistogramVariant parseVariant(const std::string& name)
-{
-    if (name == "global-atomics") return HistogramVariant::GlobalAtomics;
-    if (name == "shared") return HistogramVariant::Shared;
-    return HistogramVariant::Optimized;
-}
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
@@ -338,7 +329,7 @@ struct LaunchPlan {
 };
 
 /// Formats the byte-bin kernel may count: single-channel u8 and u16 (u16 only with the
-/// default binning, see planLaunch).
+/// default binning, see optimizedPlan).
 template <typename F>
 constexpr bool kByteBinFormat = F::channels == 1 && F::entries == 1 &&
                                 (std::is_same<typename F::T, uint8_t>::value || std::is_same<typename F::T, uint16_t>::value);
@@ -352,21 +343,33 @@ template <typename T> int planByteBins(const cudaDeviceProp& device, size_t& sha
     return std::max(1, perSm) * device.multiProcessorCount;
 }
 
-/// Decided once per run, so that no runtime query sits between a chunk's timing events.
-template <typename F> LaunchPlan planLaunch(HistogramVariant variant, const BinRule& rule, const cudaDeviceProp& device)
+/// A variant's launch, decided once per run so that no runtime query sits between a chunk's
+/// timing events. Where one histogram does not fit a block's shared memory, shared and
+/// optimized count with global atomics.
+template <typename F> LaunchPlan globalAtomicsPlan(const BinRule&, const cudaDeviceProp&) { return {}; }
+
+template <typename F> size_t histogramBytes(const BinRule& rule)
 {
-    const size_t slots = size_t(F::entries) * size_t(rule.stride());
-    const size_t histogramBytes = slots * sizeof(unsigned);
+    return size_t(F::entries) * size_t(rule.stride()) * sizeof(unsigned);
+}
+
+template <typename F> LaunchPlan sharedPlan(const BinRule& rule, const cudaDeviceProp& device)
+{
     LaunchPlan plan;
-    if (variant == HistogramVariant::GlobalAtomics || histogramBytes > device.sharedMemPerBlockOptin) return plan;
-    if (variant == HistogramVariant::Shared) {
-        plan.kernel = HistogramKernel::Shared;
-        plan.sharedBytes = histogramBytes;
-        // At least 8 pixels per counter the block has to zero and merge.
-        plan.pixelsPerBlock = std::max<size_t>(16 * kThreads, 8 * slots);
-        allowSharedMemory(histogramShared<F>, plan.sharedBytes);
-        return plan;
-    }
+    if (histogramBytes<F>(rule) > device.sharedMemPerBlockOptin) return plan;
+    plan.kernel = HistogramKernel::Shared;
+    plan.sharedBytes = histogramBytes<F>(rule);
+    // At least 8 pixels per counter the block has to zero and merge.
+    plan.pixelsPerBlock = std::max<size_t>(16 * kThreads, 8 * (plan.sharedBytes / sizeof(unsigned)));
+    allowSharedMemory(histogramShared<F>, plan.sharedBytes);
+    return plan;
+}
+
+template <typename F> LaunchPlan optimizedPlan(const BinRule& rule, const cudaDeviceProp& device)
+{
+    LaunchPlan plan;
+    const size_t bytes = histogramBytes<F>(rule);
+    if (bytes > device.sharedMemPerBlockOptin) return plan;
     if constexpr (kByteBinFormat<F>) {
         if (sizeof(typename F::T) == 1 || rule.u16ByShift) {
             plan.kernel = HistogramKernel::ByteBins;
@@ -377,8 +380,8 @@ template <typename F> LaunchPlan planLaunch(HistogramVariant variant, const BinR
     // As many per-warp copies as fit in a quarter of an SM's shared memory, so that
     // several blocks stay resident to hide memory latency.
     plan.kernel = HistogramKernel::WarpAtomics;
-    plan.copies = std::clamp(int(device.sharedMemPerMultiprocessor / 4 / histogramBytes), 1, kWarps);
-    plan.sharedBytes = size_t(plan.copies) * histogramBytes;
+    plan.copies = std::clamp(int(device.sharedMemPerMultiprocessor / 4 / bytes), 1, kWarps);
+    plan.sharedBytes = size_t(plan.copies) * bytes;
     allowSharedMemory(histogramWarpAtomics<F>, plan.sharedBytes);
     int perSm = 0;
     KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, histogramWarpAtomics<F>, kThreads,
@@ -448,17 +451,66 @@ template <typename Fn> void withFormat(int depth, int channels, bool luminance, 
     }
 }
 
+/// What a histogram variant is asked to run, and the image's format.
+struct HistogramProblem {
+    int depth, channels;
+    bool luminance;
+    const DeviceInfo& device;
+};
+
+/// A variant's launch: its plan for the problem's format (the kernels then follow the plan).
+struct HistogramLaunch {
+    LaunchPlan (*plan)(const HistogramProblem& problem, const BinRule& rule, const cudaDeviceProp& device) = nullptr;
+};
+
+/// HistogramLaunch::plan from a plan template over the image's Format.
+#define KL_HISTOGRAM_PLAN(planTemplate)                                                                    \
+    [](const HistogramProblem& p, const BinRule& rule, const cudaDeviceProp& device) {                   \
+        LaunchPlan plan;                                                                                 \
+        withFormat(p.depth, p.channels, p.luminance,                                                     \
+                   [&](auto format) { plan = planTemplate<decltype(format)>(rule, device); });           \
+        return plan;                                                                                     \
+    }
+
+const VariantRegistry<HistogramProblem, HistogramLaunch>& histogramVariants()
+{
+    using Variant = VariantDescriptor<HistogramProblem, HistogramLaunch>;
+    static const VariantRegistry<HistogramProblem, HistogramLaunch> registry(
+        "histogram",
+        {Variant{"global-atomics", "one 64-bit atomicAdd per value into the global histogram", nullptr,
+                 {KL_HISTOGRAM_PLAN(globalAtomicsPlan)}},
+         Variant{"shared", "a 32-bit histogram per block in shared memory, merged into the global one at the end",
+                 nullptr, {KL_HISTOGRAM_PLAN(sharedPlan)}},
+         Variant{"optimized",
+                 "lane-private counters for u8 (conflict-free whatever the data), per-warp copies for other formats",
+                 nullptr, {KL_HISTOGRAM_PLAN(optimizedPlan)}}},
+        [](const HistogramProblem&) { return "optimized"; });
+    return registry;
+}
+
+#undef KL_HISTOGRAM_PLAN
+
 } // namespace
+
+std::vector<VariantInfo> histogramVariantInfo() { return histogramVariants().info(); }
+
+std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const HistogramSpec& spec,
+                             const DeviceInfo& device)
+{
+    resolveBinning(input, spec);  // validates
+    const HistogramProblem problem{input.depth(), input.channels(), spec.luminance && input.channels() >= 3, device};
+    return histogramVariants().whyNot(variant, problem);
+}
 
 GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const HistogramSpec& spec,
                        const RunOptions& options, HistogramResult& output)
 {
     const HistogramBinning binning = resolveBinning(input, spec);  // validates input and spec
-    const std::string variantName = resolveVariant("histogram", options.variant, kHistogramVariants, "optimized");
-    const HistogramVariant variant = parseVariant(variantName);
     const cv::Mat src = input.isContinuous() ? input : input.clone();
     const int rows = src.rows, channels = src.channels(), depth = src.depth();
     const bool luminance = spec.luminance && channels >= 3;
+    const auto& variant =
+        histogramVariants().resolve(options.variant, HistogramProblem{depth, channels, luminance, engine.info});
     const BinRule rule{binning.lo, binning.hi, binning.scale, binning.offset, binning.bins,
                        depth == CV_16U && binning.bins == 256 && binning.lo == 0 && binning.hi == 65536 &&
                            binning.scale == 1.0 / 256 && binning.offset == 0};
@@ -469,7 +521,7 @@ GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const Histogr
 
     Pipeline p;
     p.op = "histogram";
-    p.variant = variantName;
+    p.variant = variant.name;
     p.hostIn = src.data;
     p.hostInBytes = bytes;
     p.hostOut = slots.data();
@@ -484,8 +536,7 @@ GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const Histogr
     p.prepare = [&](int requested) {
         dIn = static_cast<std::byte*>(engine.cache.device("histogram.in", bytes));
         dCounts = static_cast<unsigned long long*>(engine.cache.device("histogram.counts", countBytes));
-        withFormat(depth, channels, luminance,
-                   [&](auto format) { plan = planLaunch<decltype(format)>(variant, rule, engine.properties); });
+        plan = variant.launch.plan(HistogramProblem{depth, channels, luminance, engine.info}, rule, engine.properties);
         return strip.split(requested);
     };
     p.resetOutput = [&](cudaStream_t s) { KL_CUDA_TRY(cudaMemsetAsync(dCounts, 0, countBytes, s)); };

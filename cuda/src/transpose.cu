@@ -1,7 +1,8 @@
 // Transpose on the GPU: out(x, y) = in(y, x) per pixel, any size, depth and
 // channel count (a pixel of 1..16 bytes moves as one element).
 //
-// Variants (the lessons of the classic "efficient matrix transpose" tutorial):
+// Variants (the lessons of the classic "efficient matrix transpose" tutorial; their
+// registry entries are at the end of this file):
 //   naive         one element per thread; reads coalesced, writes strided by the
 //                 output pitch, so every warp store touches 32 separate segments.
 //   tiled         a 32x32 tile staged in shared memory so both reads and writes
@@ -22,6 +23,7 @@
 // Bytes per run: rows * cols * pixel size read + the same written.
 #include "engine_internal.hpp"
 #include "pipeline.hpp"
+#include "variant_registry.hpp"
 
 #include "kernellab/error.hpp"
 #include "kernellab/image.hpp"
@@ -33,23 +35,12 @@
 
 namespace kl::gpu {
 
-const std::vector<std::string> kTransposeVariants = {"naive", "tiled", "tiled-padded", "optimized"};
-
 namespace {
-
-enum class TransposeVariant { Naive, Tiled, TiledPadded, Optimized };
-
-TransposeVariant parseVariant(const std::string& name)
-{
-    if (name == "naive") return TransposeVariant::Naive;
-    if (name == "tiled") return TransposeVariant::Tiled;
-    if (name == "tiled-padded") return TransposeVariant::TiledPadded;
-    return TransposeVariant::Optimized;
-}
 
 /// A strip of `rows` input rows (pitch `inPitch` elements) transposed into `out`
 /// (pitch `outPitch` elements): out[x * outPitch + y] = in[y * inPitch + x].
 template <typename T> struct StripArgs {
+    using Element = T;
     const T* in;
     T* out;
     int rows, cols;
@@ -255,43 +246,25 @@ template <typename T, int K> void launchChunks(const StripArgs<T>& a, cudaStream
     transposeChunks<T, K><<<grid, kChunkThreads, 0, s>>>(a);
 }
 
-template <typename T> void launchTranspose(TransposeVariant v, const StripArgs<T>& a, cudaStream_t s)
-{
-    if (a.rows == 0 || a.cols == 0) return;
-    switch (v) {
-    case TransposeVariant::Naive: {
-        const dim3 block(32, 8);
-        const dim3 grid((a.cols + 31) / 32, std::min((a.rows + 7u) / 8, kMaxGridY));
-        transposeNaive<T><<<grid, block, 0, s>>>(a);
-        break;
-    }
-    case TransposeVariant::Tiled:
-    case TransposeVariant::TiledPadded: {
-        const dim3 block(32, 8);
-        const dim3 grid((a.cols + 31) / 32, std::min((a.rows + 31u) / 32, kMaxGridY));
-        if (v == TransposeVariant::Tiled) transposeTiled<T, 32, 8, 0><<<grid, block, 0, s>>>(a);
-        else transposeTiled<T, 32, 8, 1><<<grid, block, 0, s>>>(a);
-        break;
-    }
-    case TransposeVariant::Optimized: {
-        if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4) {
-            // Two blocks per thread keep more bytes in flight; rows that are not 4-byte aligned
-            // need twice the load instructions (funnel shifts) and do better with one
-            // (measured on an H200, docs/performance.md).
-            if ((reinterpret_cast<uintptr_t>(a.in) | a.inPitch * sizeof(T)) % 4 == 0) launchChunks<T, 2>(a, s);
-            else launchChunks<T, 1>(a, s);
-            break;
-        }
-        // 64x64 tiles of up to 8-byte pixels fit the 48 KB static shared-memory limit.
-        constexpr int tile = sizeof(T) <= 8 ? 64 : 32;
-        const dim3 block(tile, 8);
-        const dim3 grid((a.cols + tile - 1) / tile, std::min((a.rows + tile - 1u) / tile, kMaxGridY));
-        transposeTiled<T, tile, 8, 1><<<grid, block, 0, s>>>(a);
-        break;
-    }
-    }
-    KL_CHECK_LAUNCH();
-}
+/// One strip of the problem, untyped: the launches pick the element type from pixelBytes.
+struct TransposeStrip {
+    const std::byte* in;
+    std::byte* out;
+    int rows, cols;
+    size_t inPitch, outPitch;  ///< in pixels
+    size_t pixelBytes;
+};
+
+/// What a transpose variant is asked to run.
+struct TransposeProblem {
+    size_t pixelBytes;
+    const DeviceInfo& device;
+};
+
+/// A variant's launch: its kernels for one strip.
+struct TransposeLaunch {
+    void (*launch)(const TransposeStrip& strip, cudaStream_t stream) = nullptr;
+};
 
 /// Pixel-sized element types: each pixel moves as one T of the same size.
 template <typename F> void withElementType(size_t pixelBytes, F&& f)
@@ -309,17 +282,81 @@ template <typename F> void withElementType(size_t pixelBytes, F&& f)
     }
 }
 
+/// Calls launch(StripArgs<T>) with the strip's element type, then checks the launch.
+template <typename F> void withTypedStrip(const TransposeStrip& s, F&& launch)
+{
+    if (s.rows == 0 || s.cols == 0) return;
+    withElementType(s.pixelBytes, [&](auto tag) {
+        using T = decltype(tag);
+        launch(StripArgs<T>{reinterpret_cast<const T*>(s.in), reinterpret_cast<T*>(s.out), s.rows, s.cols, s.inPitch,
+                            s.outPitch});
+    });
+    KL_CHECK_LAUNCH();
+}
+
+void launchNaive(const TransposeStrip& strip, cudaStream_t s)
+{
+    withTypedStrip(strip, [&](const auto& a) {
+        using T = typename std::decay_t<decltype(a)>::Element;
+        const dim3 grid((a.cols + 31) / 32, std::min((a.rows + 7u) / 8, kMaxGridY));
+        transposeNaive<T><<<grid, dim3(32, 8), 0, s>>>(a);
+    });
+}
+
+template <int Padding> void launchTiled(const TransposeStrip& strip, cudaStream_t s)
+{
+    withTypedStrip(strip, [&](const auto& a) {
+        using T = typename std::decay_t<decltype(a)>::Element;
+        const dim3 grid((a.cols + 31) / 32, std::min((a.rows + 31u) / 32, kMaxGridY));
+        transposeTiled<T, 32, 8, Padding><<<grid, dim3(32, 8), 0, s>>>(a);
+    });
+}
+
+void launchOptimized(const TransposeStrip& strip, cudaStream_t s)
+{
+    withTypedStrip(strip, [&](const auto& a) {
+        using T = typename std::decay_t<decltype(a)>::Element;
+        if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4) {
+            // Two blocks per thread keep more bytes in flight; rows that are not 4-byte aligned
+            // need twice the load instructions (funnel shifts) and do better with one.
+            if ((reinterpret_cast<uintptr_t>(a.in) | a.inPitch * sizeof(T)) % 4 == 0) launchChunks<T, 2>(a, s);
+            else launchChunks<T, 1>(a, s);
+        } else {
+            // 64x64 tiles of up to 8-byte pixels fit the 48 KB static shared-memory limit.
+            constexpr int tile = sizeof(T) <= 8 ? 64 : 32;
+            const dim3 grid((a.cols + tile - 1) / tile, std::min((a.rows + tile - 1u) / tile, kMaxGridY));
+            transposeTiled<T, tile, 8, 1><<<grid, dim3(tile, 8), 0, s>>>(a);
+        }
+    });
+}
+
+const VariantRegistry<TransposeProblem, TransposeLaunch>& transposeVariants()
+{
+    using Variant = VariantDescriptor<TransposeProblem, TransposeLaunch>;
+    static const VariantRegistry<TransposeProblem, TransposeLaunch> registry(
+        "transpose",
+        {Variant{"naive", "one element per thread: coalesced reads, writes strided by the output pitch", nullptr,
+                 {launchNaive}},
+         Variant{"tiled", "32x32 tiles through shared memory: both sides coalesced, tile columns hit one bank",
+                 nullptr, {launchTiled<0>}},
+         Variant{"tiled-padded", "tiled with one padding element per tile row: no bank conflicts", nullptr,
+                 {launchTiled<1>}},
+         Variant{"optimized", "16-byte chunks transposed in registers and staged through shared memory", nullptr,
+                 {launchOptimized}}},
+        [](const TransposeProblem&) { return "optimized"; });
+    return registry;
+}
+
 /// Transposes a continuous rows x cols matrix of `pixelBytes`-byte elements from hostIn to hostOut.
 GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOut, int rows, int cols,
                           size_t pixelBytes, const RunOptions& options)
 {
-    const std::string variantName = resolveVariant("transpose", options.variant, kTransposeVariants, "optimized");
-    const TransposeVariant variant = parseVariant(variantName);
+    const auto& variant = transposeVariants().resolve(options.variant, TransposeProblem{pixelBytes, engine.info});
     const size_t bytes = size_t(rows) * cols * pixelBytes;
 
     Pipeline p;
     p.op = "transpose";
-    p.variant = variantName;
+    p.variant = variant.name;
     p.hostIn = hostIn;
     p.hostInBytes = bytes;
     p.hostOut = hostOut;
@@ -344,12 +381,9 @@ GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOu
     p.upload = [&](const ChunkContext& c) { return uploadRows(c, strip, dIn, rowBytes); };
     p.compute = [&](const ChunkContext& c) {
         const int r0 = strip(c.chunk).first, r1 = strip(c.chunk).second;
-        withElementType(pixelBytes, [&](auto tag) {
-            using T = decltype(tag);
-            const StripArgs<T> a{reinterpret_cast<const T*>(dIn) + size_t(r0) * cols, reinterpret_cast<T*>(dOut) + r0,
-                                 r1 - r0, cols, size_t(cols), outPitch};
-            launchTranspose(variant, a, c.stream);
-        });
+        const TransposeStrip strip{dIn + size_t(r0) * rowBytes, dOut + size_t(r0) * pixelBytes, r1 - r0, cols,
+                                   size_t(cols), outPitch, pixelBytes};
+        variant.launch.launch(strip, c.stream);
     };
     p.download = [&](const ChunkContext& c) {
         const auto [r0, r1] = strip(c.chunk);
@@ -362,6 +396,20 @@ GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOu
 }
 
 } // namespace
+
+std::vector<VariantInfo> transposeVariantInfo() { return transposeVariants().info(); }
+
+std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const DeviceInfo& device)
+{
+    validateImage(input, "transpose input");
+    return transposeVariants().whyNot(variant, TransposeProblem{input.elemSize(), device});
+}
+
+std::string whyNotApplicable(const std::string& variant, const Signal& input, const DeviceInfo& device)
+{
+    validateSignal(input, "transpose input");
+    return transposeVariants().whyNot(variant, TransposeProblem{sizeof(float), device});
+}
 
 GpuReport runTranspose(Engine::Impl& engine, const cv::Mat& input, const RunOptions& options, cv::Mat& output)
 {

@@ -33,6 +33,7 @@ struct DeviceInfo {
     int multiprocessors = 0;
     uint64_t globalMemoryBytes = 0;
     uint64_t l2CacheBytes = 0;
+    uint64_t sharedMemoryPerBlockOptIn = 0;  ///< the most shared memory one block may opt in to
     int smClockKHz = 0, memoryClockKHz = 0, memoryBusWidthBits = 0;
     double theoreticalBandwidthGBs = 0;  ///< 2 * memory clock * bus width (GB = 1e9)
     int driverVersion = 0, runtimeVersion = 0;  ///< e.g. 13000
@@ -94,8 +95,29 @@ struct GpuReport {
     [[nodiscard]] double endToEndGBs() const;    ///< (bytesH2D + bytesD2H) / median total time
 };
 
-/// Names of the variants of an op ("conv2d", "conv1d", "histogram", "transpose"), "auto" excluded.
+/// One GPU variant of an op, as its registry entry describes it.
+struct VariantInfo {
+    std::string name;         ///< as RunOptions::variant takes it
+    std::string description;  ///< one line (GUI tooltips, CLI help)
+};
+/// The variants of an op ("conv2d", "conv1d", "histogram", "transpose") in teaching order, "auto"
+/// excluded; an unknown op is a kl::InvalidArgument.
+std::vector<VariantInfo> variantInfo(const std::string& op);
+/// Their names.
 std::vector<std::string> variants(const std::string& op);
+
+/// Why `variant` (a name from variants() or "auto") cannot run this problem on `device`; empty when
+/// it can, as "auto" always can. An unknown variant or an input the op rejects is a kl::InvalidArgument.
+/// No GPU is needed: the answer depends on the device's description only.
+std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec,
+                             const DeviceInfo& device);
+std::string whyNotApplicable(const std::string& variant, const Signal& input, const Conv1DSpec& spec,
+                             const DeviceInfo& device);
+std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const HistogramSpec& spec,
+                             const DeviceInfo& device);
+/// transpose of an image, or of a signal (planar to interleaved).
+std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const DeviceInfo& device);
+std::string whyNotApplicable(const std::string& variant, const Signal& input, const DeviceInfo& device);
 
 class Engine {
 public:
@@ -116,13 +138,6 @@ public:
     TransferRates measureTransferGBs(HostMemory memory, uint64_t bytes = 256ull << 20);
 
     GpuReport conv2d(const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options, cv::Mat& output);
-    /// Whether conv2d `variant` runs `spec` on `input` here rather than refusing it: separable needs
-    /// a rank-1 kernel; tma an f32 single-channel image with f32 output, a square 3, 5, 7, 9 or 15
-    /// kernel and compute capability 9.0 or newer; integer a u8 image with u8 output and a square
-    /// 3, 5, 7, 9 or 15 rank-1 kernel of non-negative taps that are multiples of 1/256 summing to at
-    /// most 1. The others and "auto" always apply.
-    [[nodiscard]] bool conv2dVariantApplies(const std::string& variant, const cv::Mat& input,
-                                            const Conv2DSpec& spec) const;
     GpuReport conv1d(const Signal& input, const Conv1DSpec& spec, const RunOptions& options, Signal& output);
     GpuReport histogram(const cv::Mat& input, const HistogramSpec& spec, const RunOptions& options,
                         HistogramResult& output);

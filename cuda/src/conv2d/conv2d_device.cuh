@@ -1,26 +1,23 @@
 #pragma once
-// What every conv2d kernel shares: the taps in constant memory, launch shapes, the chunk's
-// arguments and element access with borders. Included by conv2d.cu's kernel headers only
-// (conv2d.cu is the one translation unit; its header comment describes the variants).
+// What every conv2d kernel family shares: launch shapes, a chunk's arguments, element access
+// with borders, and the host-side dispatch from a run's depths, channels and kernel size to
+// compiled kernels. Each family's .cu includes it (and owns its own __constant__ taps).
+#include "conv2d_variants.hpp"
+
 #include "kernellab/border.hpp"
 #include "kernellab/conv2d.hpp"
 #include "kernellab/rounding.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 namespace kl::gpu {
 namespace {
 
 constexpr int kMaxTaps = kMaxConv2DKernelSize * kMaxConv2DKernelSize;
-__constant__ float cTaps[kMaxTaps];                        // constant, shared: row-major kRows x kCols
-__constant__ float cRowTaps[kMaxConv2DKernelSize];         // separable: kCols taps
-__constant__ float cColumnTaps[kMaxConv2DKernelSize];      // separable: kRows taps
-__constant__ uint32_t cRowTapsInteger[kMaxConv2DKernelSize];     // integer: kCols taps * 2^8 / column scale
-__constant__ uint32_t cColumnTapsInteger[kMaxConv2DKernelSize];  // integer: kRows taps, smallest integers
-/// integer: the taps are K = column * row^T / 2^kIntegerFractionBits, so results have 8 bits below the
-/// point, and the rounded result is byte 1 of each 16-bit lane.
-constexpr int kIntegerFractionBits = 8;
 
 // Blocks are kBlockX x kBlockY threads; grids stride over rows (gridDim.y <= 65535).
 constexpr int kBlockX = 32, kBlockY = 8;
@@ -32,14 +29,11 @@ constexpr int kRingThreads = 128;
 
 constexpr int roundUp4(int n) { return (n + 3) / 4 * 4; }
 
-/// Device rows of conv2d's input and output buffers start on this boundary: the widest vector
-/// access (16 bytes) and the TMA engine's row stride (a multiple of 16 bytes) hold at any width.
-constexpr size_t kRowAlignment = 128;
-size_t rowPitch(size_t rowBytes) { return (rowBytes + kRowAlignment - 1) / kRowAlignment * kRowAlignment; }
-
 /// One chunk: `rows` output rows from image row `row0`, read from a slice of
 /// rows + kRows - 1 input rows (slice row k = image row borderIndex(row0 - kRows / 2 + k)).
 template <typename In, typename Out> struct StripArgs {
+    using InType = In;
+    using OutType = Out;
     const In* in;
     Out* out;
     float* mid;          ///< separable (two passes): the row pass's result, one f32 per slice element
@@ -66,12 +60,6 @@ template <typename Out, int CN> __device__ void storePixel(Out* out, const float
 {
 #pragma unroll
     for (int c = 0; c < CN; ++c) out[c] = saturateRound<Out>(sum[c]);
-}
-
-template <bool ConstantTaps> __device__ float tapAt(const float* taps, int t)
-{
-    if constexpr (ConstantTaps) return cTaps[t];
-    else return taps[t];
 }
 
 // ---- element access shared by the tiled and the separable kernels -------------------------------
@@ -127,6 +115,93 @@ __device__ float fetch(const StripArgs<In, Out>& a, int k, bool borderRow, int f
     const int p = floorDiv<CN>(flat);
     const int sx = borderIndex(p, a.cols, a.border);
     return borderRow || sx < 0 ? a.borderValue : float(a.inRow(k)[sx * CN + (flat - p * CN)]);
+}
+
+// ---- host side: from a run to compiled kernels ------------------------------------------------------
+
+/// Chunk `chunk`'s arguments (its slice of the input, its rows of the output).
+template <typename In, typename Out> StripArgs<In, Out> stripArgs(const Conv2dRun& run, int chunk)
+{
+    const auto [r0, r1] = run.strip(chunk);
+    const size_t slice = run.sliceStart(chunk);
+    return {reinterpret_cast<const In*>(run.in + slice * run.inPitch),
+            reinterpret_cast<Out*>(run.out + size_t(r0) * run.outPitch),
+            run.mid ? run.mid + slice * size_t(run.cols) * run.channels : nullptr,
+            run.taps,
+            r1 - r0,
+            run.cols,
+            r0,
+            run.rows,
+            run.kRows,
+            run.kCols,
+            run.border,
+            run.borderValue,
+            int(run.inPitch / sizeof(In)),
+            int(run.outPitch / sizeof(Out))};
+}
+
+/// Calls f(In{}, Out{}) for the input depth and output depth pairs conv2d produces.
+template <typename F> void withElementTypes(int inDepth, int outDepth, F&& f)
+{
+    const bool floatOut = outDepth == CV_32F;
+    switch (inDepth) {
+    case CV_8U: floatOut ? f(uint8_t{}, float{}) : f(uint8_t{}, uint8_t{}); break;
+    case CV_16U: floatOut ? f(uint16_t{}, float{}) : f(uint16_t{}, uint16_t{}); break;
+    default: f(float{}, float{}); break;
+    }
+}
+
+/// Calls f(std::integral_constant<int, channels>{}) for 1, 3 or 4 channels.
+template <typename F> void withChannels(int channels, F&& f)
+{
+    switch (channels) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    default: f(std::integral_constant<int, 4>{}); break;
+    }
+}
+
+/// Calls f(std::integral_constant<int, k>{}) when k is one of kConv2dCompiledSizes; returns whether it was.
+template <typename F> bool withFixedSize(int k, F&& f)
+{
+    static_assert(kConv2dCompiledSizes.size() == 5, "one case per compiled size");
+    constexpr auto s = kConv2dCompiledSizes;
+    if (k == s[0]) return f(std::integral_constant<int, s[0]>{}), true;
+    if (k == s[1]) return f(std::integral_constant<int, s[1]>{}), true;
+    if (k == s[2]) return f(std::integral_constant<int, s[2]>{}), true;
+    if (k == s[3]) return f(std::integral_constant<int, s[3]>{}), true;
+    if (k == s[4]) return f(std::integral_constant<int, s[4]>{}), true;
+    return false;
+}
+
+inline dim3 gridFor(int cols, int rows, int colsPerBlock, int rowsPerBlock)
+{
+    return dim3(unsigned(cols + colsPerBlock - 1) / unsigned(colsPerBlock),
+                std::min(unsigned(rows + rowsPerBlock - 1) / unsigned(rowsPerBlock), kMaxGridY));
+}
+
+/// Lets `kernel` launch with `bytes` of dynamic shared memory (above 48 KB a kernel must opt in
+/// before its launch); this also loads its module before any timed run.
+template <typename Kernel> void optInSharedMemory(Kernel* kernel, size_t bytes)
+{
+    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    // Left to itself the driver may keep most of the SM's memory as L1, fitting fewer blocks.
+    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     int(cudaSharedmemCarveoutMaxShared)));
+}
+
+template <typename T, typename V> void copyToSymbol(const T& symbol, const std::vector<V>& values, cudaStream_t s)
+{
+    KL_CUDA_TRY(cudaMemcpyToSymbolAsync(symbol, values.data(), values.size() * sizeof(V), 0, cudaMemcpyHostToDevice, s));
+}
+
+/// Runs f(StripArgs<In, Out>, std::integral_constant<int, CN>) for chunk `chunk` of `run`.
+template <typename F> void withStrip(const Conv2dRun& run, int chunk, F&& f)
+{
+    withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
+        const auto a = stripArgs<decltype(in), decltype(out)>(run, chunk);
+        withChannels(run.channels, [&](auto cn) { f(a, cn); });
+    });
 }
 
 } // namespace

@@ -1,12 +1,17 @@
 #pragma once
 // conv2d's separable kernels: the register ring, the integer tiles and the two passes.
-// Included by conv2d.cu only.
+// Included by conv2d_separable.cu only.
 #include "conv2d_device.cuh"
 
 #include <cuda_pipeline_primitives.h>
 
 namespace kl::gpu {
 namespace {
+
+__constant__ float cRowTaps[kMaxConv2DKernelSize];               // kCols taps
+__constant__ float cColumnTaps[kMaxConv2DKernelSize];            // kRows taps
+__constant__ uint32_t cRowTapsInteger[kMaxConv2DKernelSize];     // integer: kCols taps * 2^8 / column scale
+__constant__ uint32_t cColumnTapsInteger[kMaxConv2DKernelSize];  // integer: kRows taps, smallest integers
 
 // ---- separable ---------------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 #pragma once
-// conv2d's tiled kernels: shared (compiled and any sizes) and tma. Included by conv2d.cu only.
+// conv2d's tiled kernels: shared (compiled and any sizes) and tma. Included by conv2d_tiled.cu only.
 #include "conv2d_device.cuh"
 
 #include <cuda.h>  // CUtensorMap (types only: the encoder is reached through the runtime)
@@ -7,6 +7,8 @@
 
 namespace kl::gpu {
 namespace {
+
+__constant__ float cTaps[kMaxTaps];  // row-major kRows x kCols
 
 // ---- shared: tiled kernels --------------------------------------------------------------------------
 

@@ -1,0 +1,214 @@
+// 2D convolution on the GPU: exactly conv2d.hpp's function (correlation with
+// effectiveKernel, anchor at the centre, borderIndex borders, per channel,
+// saturateRound to u8/u16) for every depth, channel count, border mode and
+// kernel size. This file is the host side: the problem, the registry and auto
+// choice, and the chunked run. The variants live in one .cu per family, each with
+// its kernels and constant memory: conv2d_direct.cu (naive, constant),
+// conv2d_tiled.cu (shared, tma), conv2d_separable.cu (separable, integer).
+//
+// auto: integer where it applies. Else separable for rank-1 kernels with both sides >= 3
+// and more than 9 taps where it measured faster: compiled sizes on several channels, or
+// 15x15 on f32; other sizes from 500 taps on. Otherwise tma where it applies up to 9x9,
+// shared elsewhere. (docs/performance.md, "The auto rule", has the measurements.)
+//
+// Accuracy: sums are f32, each kernel row summed on its own (taps in order, from
+// 0) and the row sums then added in order, in every 2D variant alike, so naive,
+// constant and shared give identical bits. This two-level summation keeps the
+// error below about 5e-7 * sum|K * in| even for 63x63 kernels, inside
+// conv2d.hpp's tie band of 1e-6 * sum|K * in|; one running sum over all 3969
+// taps would not be (about 4e-6). The separable passes sum each pass the same
+// way. So u8/u16 results equal the reference except where its unrounded sum lies
+// within that band of a tie.
+//
+// Chunks are horizontal strips of output rows. Chunk c owns a slice of the
+// device input buffer holding (strip rows + 2 * ry) rows, ry = kRows / 2: slice
+// row k is image row borderIndex(r0 - ry + k), uploaded from the host (rows the
+// border puts outside the image, Constant mode, are not uploaded; the kernels
+// test borderIndex on the image row and use the border value). The vertical
+// border is thereby resolved by the upload and the horizontal one in the
+// kernels; chunks never write or read each other's slices, so the output is the
+// same for any stream count. Device rows (input slices and output) are pitched to
+// kRowAlignment bytes and copied with cudaMemcpy2DAsync, so vector accesses and
+// the TMA engine (16-byte row strides) work at any width.
+//
+// Bytes per run (kernelBytes): the input read once + the output written once.
+// kernelFlops: 2 * taps * output pixels * channels for every variant, so for
+// separable it is the 2D work it stands in for (effective FLOP/s).
+#include "conv2d_variants.hpp"
+
+#include "../pipeline.hpp"
+
+#include "kernellab/error.hpp"
+#include "kernellab/image.hpp"
+
+#include <opencv2/core.hpp>
+
+#include <algorithm>
+#include <mutex>
+#include <numeric>
+
+namespace kl::gpu {
+
+namespace {
+
+/// Constant memory is one copy per device for the whole process: a run that uses it
+/// holds this lock from uploading its taps until its last kernel has finished.
+std::mutex constantTapsMutex;
+
+/// The integer variant's taps, K = column * row^T / 2^8, where it applies: a u8 image and output, a
+/// square compiled size, and a rank-1 kernel with non-negative taps that are multiples of 2^-8
+/// (integerSeparableKernel) and sum to at most about 1, so that every sum fits a 16-bit lane:
+/// 255 * sum(column) * sum(row) + 128 (rounding) <= 65535.
+std::optional<IntegerSeparableKernel> integerTaps(int depth, int outDepth, const cv::Mat& kernel)
+{
+    if (depth != CV_8U || outDepth != CV_8U || !isCompiledSize(kernel.rows, kernel.cols)) return std::nullopt;
+    std::optional<IntegerSeparableKernel> k = integerSeparableKernel(kernel, kIntegerFractionBits);
+    if (!k) return std::nullopt;
+    const uint64_t columnSum = std::accumulate(k->column.begin(), k->column.end(), uint64_t(0));
+    const uint64_t rowSum = std::accumulate(k->row.begin(), k->row.end(), uint64_t(0));
+    constexpr uint64_t kLane = 0xFFFF;
+    if (columnSum > kLane || rowSum > kLane || 255 * columnSum * rowSum + (1 << (kIntegerFractionBits - 1)) > kLane)
+        return std::nullopt;
+    return k;
+}
+
+const char* autoConv2d(const Conv2dProblem& p)
+{
+    if (p.integer) return "integer";
+    const int kRows = p.kRows, kCols = p.kCols;
+    if (p.factors && kRows >= 3 && kCols >= 3 && kRows * kCols > 9) {
+        const bool ring = isCompiledSize(kRows, kCols);
+        if (ring ? p.input.channels() > 1 || (p.input.depth() == CV_32F && kRows >= 15) : kRows * kCols >= 500)
+            return "separable";
+    }
+    // At 15x15 the plain tiles measured 3% faster than the TMA-fed ones.
+    return kRows <= 9 && conv2dVariants().whyNot("tma", p).empty() ? "tma" : "shared";
+}
+
+} // namespace
+
+bool isCompiledSize(int kRows, int kCols)
+{
+    return kRows == kCols &&
+           std::find(kConv2dCompiledSizes.begin(), kConv2dCompiledSizes.end(), kRows) != kConv2dCompiledSizes.end();
+}
+
+Conv2dProblem::Conv2dProblem(const cv::Mat& in, const Conv2DSpec& s, const DeviceInfo& d)
+    : input(in), spec(s), device(d)
+{
+    validateConv2D(input, spec);
+    kernel = effectiveKernel(spec);
+    kRows = kernel.rows;
+    kCols = kernel.cols;
+    outDepth = conv2dOutputDepth(input, spec);
+    factors = separateKernel(kernel);
+    integer = integerTaps(input.depth(), outDepth, kernel);
+}
+
+std::string Conv2dProblem::kernelSize() const { return std::to_string(kCols) + "x" + std::to_string(kRows); }
+
+std::pair<int, int> Conv2dRun::strip(int chunk) const
+{
+    return {chunk * rowsPerChunk, std::min(rows, (chunk + 1) * rowsPerChunk)};
+}
+
+size_t Conv2dRun::sliceStart(int chunk) const { return size_t(chunk) * size_t(rowsPerChunk + halo()); }
+
+const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants()
+{
+    static const VariantRegistry<Conv2dProblem, Conv2dLaunch> registry(
+        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), integerConv2d()},
+        autoConv2d);
+    return registry;
+}
+
+std::vector<VariantInfo> conv2dVariantInfo() { return conv2dVariants().info(); }
+
+std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec,
+                             const DeviceInfo& device)
+{
+    return conv2dVariants().whyNot(variant, Conv2dProblem(input, spec, device));
+}
+
+GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options,
+                    cv::Mat& output)
+{
+    const cv::Mat src = input.isContinuous() ? input : input.clone();
+    const Conv2dProblem problem(src, spec, engine.info);
+    const Conv2dVariant& variant = conv2dVariants().resolve(options.variant, problem);
+
+    Conv2dRun run;
+    run.rows = src.rows;
+    run.cols = src.cols;
+    run.channels = src.channels();
+    run.inDepth = src.depth();
+    run.outDepth = problem.outDepth;
+    run.kRows = problem.kRows;
+    run.kCols = problem.kCols;
+    run.border = spec.border;
+    run.borderValue = float(spec.borderValue);
+    run.sharedMemoryLimit = engine.info.sharedMemoryPerBlockOptIn;
+    const size_t inRowBytes = size_t(run.cols) * src.elemSize();
+    const size_t outRowBytes = size_t(run.cols) * run.channels * CV_ELEM_SIZE1(run.outDepth);
+    run.inPitch = rowPitch(inRowBytes);
+    run.outPitch = rowPitch(outRowBytes);
+    ensureMemoryAvailable(uint64_t(run.rows) * run.outPitch, "conv2d output");
+    cv::Mat dst(run.rows, run.cols, CV_MAKETYPE(run.outDepth, run.channels));
+
+    Pipeline p;
+    p.op = "conv2d";
+    p.variant = variant.name;
+    p.hostIn = src.data;
+    p.hostInBytes = size_t(run.rows) * inRowBytes;
+    p.hostOut = dst.data;
+    p.hostOutBytes = size_t(run.rows) * outRowBytes;
+    p.kernelBytes = uint64_t(p.hostInBytes) + p.hostOutBytes;
+    p.kernelFlops = 2.0 * double(problem.kernel.total()) * double(run.rows) * run.cols * run.channels;
+
+    p.prepare = [&](int requested) {
+        run.rowsPerChunk = std::max(1, (run.rows + requested - 1) / requested);
+        run.chunks = (run.rows + run.rowsPerChunk - 1) / run.rowsPerChunk;
+        run.in = static_cast<std::byte*>(engine.cache.device("conv2d.in", run.sliceStart(run.chunks) * run.inPitch));
+        run.out = static_cast<std::byte*>(engine.cache.device("conv2d.out", size_t(run.rows) * run.outPitch));
+        // Every variant's prepare leaves its taps in place before any chunk runs.
+        variant.launch.prepare(problem, run, engine.cache, engine.streams[0].get());
+        return run.chunks;
+    };
+    p.upload = [&](const ChunkContext& c) {
+        const auto [r0, r1] = run.strip(c.chunk);
+        std::byte* slice = run.in + run.sliceStart(c.chunk) * run.inPitch;
+        const int sliceRows = r1 - r0 + run.halo();
+        const auto imageRow = [&](int k) { return borderIndex(r0 - run.kRows / 2 + k, run.rows, spec.border); };
+        size_t bytes = 0;
+        // Runs of slice rows that are consecutive image rows go up in one copy.
+        for (int k = 0; k < sliceRows;) {
+            const int first = imageRow(k);
+            int n = 1;
+            if (first >= 0) {
+                while (k + n < sliceRows && imageRow(k + n) == first + n) ++n;
+                KL_CUDA_TRY(cudaMemcpy2DAsync(slice + size_t(k) * run.inPitch, run.inPitch,
+                                              c.hostIn + size_t(first) * inRowBytes, inRowBytes, inRowBytes, size_t(n),
+                                              cudaMemcpyHostToDevice, c.stream));
+                bytes += size_t(n) * inRowBytes;
+            }
+            k += n;
+        }
+        return bytes;
+    };
+    p.compute = [&](const ChunkContext& c) { variant.launch.compute(run, c.chunk, c.stream); };
+    p.download = [&](const ChunkContext& c) {
+        const auto [r0, r1] = run.strip(c.chunk);
+        KL_CUDA_TRY(cudaMemcpy2DAsync(c.hostOut + size_t(r0) * outRowBytes, outRowBytes,
+                                      run.out + size_t(r0) * run.outPitch, run.outPitch, outRowBytes, size_t(r1 - r0),
+                                      cudaMemcpyDeviceToHost, c.stream));
+        return size_t(r1 - r0) * outRowBytes;
+    };
+
+    std::unique_lock<std::mutex> constantTaps(constantTapsMutex, std::defer_lock);
+    if (variant.launch.constantTaps) constantTaps.lock();
+    GpuReport report = runPipeline(engine, p, options);
+    output = dst;
+    return report;
+}
+
+} // namespace kl::gpu

@@ -1,0 +1,116 @@
+// conv2d's separable variants (kernels in conv2d_separable.cuh), for rank-1 kernels
+// K = column * row^T (separateKernel): kRows + kCols multiply-adds per output instead of
+// kRows * kCols.
+//   separable  square compiled sizes (conv2dSeparableRing): each thread owns 4 adjacent
+//              elements of an interleaved row and walks down a strip of rows, filtering every
+//              input row horizontally straight from global memory and keeping the last kRows
+//              results in registers for the vertical pass; no intermediate leaves the chip.
+//              Other sizes: a row pass into an f32 intermediate in global memory, then a
+//              column pass.
+//   integer    u8 images and output, square compiled sizes, rank-1 kernels whose taps are
+//              non-negative multiples of 1/256 summing to at most 1 (OpenCV's default 3x3 and
+//              5x5 Gaussians): the separable passes in 16-bit integer lanes, two bytes per
+//              multiply-add, exact (every sum of these taps is exact in f32 and f64 too, so the
+//              bits equal the reference's). Each block stages its tile of input rows in shared
+//              memory by cp.async (conv2dIntegerTiles).
+#include "conv2d_separable.cuh"
+
+#include "kernellab/image.hpp"
+
+#include <cmath>
+
+namespace kl::gpu {
+namespace {
+
+std::string whyNotSeparable(const Conv2dProblem& p)
+{
+    return p.factors ? std::string() : "needs a rank-1 kernel; the " + p.kernelSize() + " kernel is not separable";
+}
+
+std::string whyNotInteger(const Conv2dProblem& p)
+{
+    if (p.integer) return {};
+    return "needs an 8-bit image with 8-bit output and a square 3, 5, 7, 9 or 15 rank-1 kernel whose taps are "
+           "non-negative multiples of 1/256 summing to at most 1 (such as the default 3x3 and 5x5 Gaussians); this "
+           "is " +
+           describeImage(p.input) + (p.spec.floatOutput ? " with float output" : "") + ", a " + p.kernelSize() +
+           " kernel";
+}
+
+void prepareSeparable(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& cache, cudaStream_t stream)
+{
+    if (!isCompiledSize(run.kRows, run.kCols))
+        run.mid = static_cast<float*>(cache.device(
+            "conv2d.mid", run.sliceStart(run.chunks) * size_t(run.cols) * run.channels * sizeof(float)));
+    copyToSymbol(cRowTaps, problem.factors->row, stream);
+    copyToSymbol(cColumnTaps, problem.factors->column, stream);
+    KL_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+
+void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
+{
+    withStrip(run, chunk, [&](const auto& a, auto cn) {
+        using A = std::decay_t<decltype(a)>;
+        using In = typename A::InType;
+        using Out = typename A::OutType;
+        constexpr int CN = decltype(cn)::value;
+        const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
+                              constexpr int K = decltype(k)::value;
+                              conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
+                                  <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
+                                     kRingThreads, 0, stream>>>(a, kRingStrip);
+                          });
+        if (!ring) {
+            const dim3 block(kBlockX, kBlockY);
+            conv2dRowPass<In, Out, CN><<<gridFor(a.cols, a.rows + a.kRows - 1, kBlockX, kBlockY), block, 0, stream>>>(a);
+            KL_CHECK_LAUNCH();
+            conv2dColumnPass<In, Out, CN><<<gridFor(a.cols, a.rows, kBlockX, kBlockY), block, 0, stream>>>(a);
+        }
+    });
+    KL_CHECK_LAUNCH();
+}
+
+void prepareInteger(const Conv2dProblem& problem, Conv2dRun&, BufferCache&, cudaStream_t stream)
+{
+    const IntegerSeparableKernel& k = *problem.integer;
+    copyToSymbol(cRowTapsInteger, k.row, stream);
+    copyToSymbol(cColumnTapsInteger, k.column, stream);
+    // The edge strips' f32 taps from the same integers, exact: column as is, row over 2^8.
+    std::vector<float> row, column(k.column.begin(), k.column.end());
+    for (uint32_t t : k.row) row.push_back(std::ldexp(float(t), -kIntegerFractionBits));
+    copyToSymbol(cRowTaps, row, stream);
+    copyToSymbol(cColumnTaps, column, stream);
+    KL_CUDA_TRY(cudaStreamSynchronize(stream));  // `row` and `column` are pageable and about to go
+}
+
+void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
+{
+    const StripArgs<uint8_t, uint8_t> a = stripArgs<uint8_t, uint8_t>(run, chunk);
+    withChannels(run.channels, [&](auto cn) {
+        constexpr int CN = decltype(cn)::value;
+        withFixedSize(a.kRows, [&](auto k) {
+            conv2dIntegerTiles<CN, decltype(k)::value>
+                <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kIntegerTileRows), kRingThreads, 0,
+                   stream>>>(a);
+        });
+    });
+    KL_CHECK_LAUNCH();
+}
+
+} // namespace
+
+Conv2dVariant separableConv2d()
+{
+    return {"separable",
+            "rank-1 kernels as a row and a column pass; compiled sizes keep the row results in a register ring",
+            whyNotSeparable,
+            {prepareSeparable, computeSeparable, true}};
+}
+
+Conv2dVariant integerConv2d()
+{
+    return {"integer", "u8 Gaussian-like kernels (taps k/256): the separable passes in exact 16-bit integer lanes",
+            whyNotInteger, {prepareInteger, computeInteger, true}};
+}
+
+} // namespace kl::gpu

@@ -1,0 +1,96 @@
+#pragma once
+// What conv2d's host side (conv2d.cpp: the problem, the auto choice, chunking) and its
+// variant families (one .cu each, owning their kernels and constant memory) share: the
+// problem a variant is asked to run, one run's device buffers and strips, and the
+// descriptors each family registers. Host code only: no kernels here.
+#include "../engine_internal.hpp"
+#include "../variant_registry.hpp"
+
+#include "kernellab/border.hpp"
+#include "kernellab/conv2d.hpp"
+
+#include <cuda.h>  // CUtensorMap (a plain struct; nothing links libcuda)
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kl::gpu {
+
+/// Device rows of conv2d's input and output buffers start on this boundary: the widest vector
+/// access (16 bytes) and the TMA engine's row stride (a multiple of 16 bytes) hold at any width.
+constexpr size_t kRowAlignment = 128;
+inline size_t rowPitch(size_t rowBytes) { return (rowBytes + kRowAlignment - 1) / kRowAlignment * kRowAlignment; }
+
+/// integer: the taps are K = column * row^T / 2^kIntegerFractionBits, so results have 8 bits below
+/// the point, and the rounded result is byte 1 of each 16-bit lane.
+constexpr int kIntegerFractionBits = 8;
+
+/// Whether k x k is one of kConv2dCompiledSizes (fully unrolled kernels).
+bool isCompiledSize(int kRows, int kCols);
+
+/// One conv2d problem, with what the variants' checks and launches derive from it once.
+struct Conv2dProblem {
+    Conv2dProblem(const cv::Mat& input, const Conv2DSpec& spec, const DeviceInfo& device);  ///< validates
+    const cv::Mat& input;
+    const Conv2DSpec& spec;
+    const DeviceInfo& device;
+    cv::Mat kernel;  ///< effectiveKernel(spec), f32
+    int kRows = 0, kCols = 0, outDepth = 0;
+    std::optional<SeparableKernel> factors;          ///< when the kernel is rank-1
+    std::optional<IntegerSeparableKernel> integer;   ///< the integer variant's taps, where it applies
+    [[nodiscard]] std::string kernelSize() const;    ///< "5x3" (columns x rows)
+};
+
+/// One run's device buffers and its strips of output rows. Strip c owns a slice of the input
+/// buffer holding its rows plus the kernel's halo (see conv2d.cpp).
+struct Conv2dRun {
+    std::byte* in = nullptr;
+    std::byte* out = nullptr;
+    float* mid = nullptr;   ///< separable (two passes): the row pass's f32 result per slice element
+    float* taps = nullptr;  ///< naive: the taps in global memory
+    size_t inPitch = 0, outPitch = 0;  ///< bytes from one device row to the next
+    int rows = 0, cols = 0, channels = 0, inDepth = 0, outDepth = 0, kRows = 0, kCols = 0;
+    BorderMode border = BorderMode::Replicate;
+    float borderValue = 0;
+    int rowsPerChunk = 0, chunks = 0;
+    size_t sharedMemoryLimit = 0;  ///< per block, opted in (DeviceInfo::sharedMemoryPerBlockOptIn)
+    /// tma: the tensor map over each chunk's slice and the persistent grid's size.
+    struct TmaPlan {
+        CUtensorMap map;
+        int blocks;
+    };
+    std::vector<TmaPlan> tmaPlans;
+
+    [[nodiscard]] int halo() const { return kRows - 1; }
+    [[nodiscard]] std::pair<int, int> strip(int chunk) const;  ///< output rows [first, second)
+    [[nodiscard]] size_t sliceStart(int chunk) const;          ///< the slice's first row in `in`
+};
+
+/// What the host side calls to run a variant.
+struct Conv2dLaunch {
+    /// Once per run, before any chunk, on `stream`: taps into place, kernel attributes,
+    /// per-chunk state, extra buffers (from `cache`).
+    void (*prepare)(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& cache, cudaStream_t stream) = nullptr;
+    /// One chunk's kernels on `stream`.
+    void (*compute)(const Conv2dRun& run, int chunk, cudaStream_t stream) = nullptr;
+    /// Whether it reads taps from __constant__ memory (one copy per device: runs hold a lock).
+    bool constantTaps = false;
+};
+
+using Conv2dVariant = VariantDescriptor<Conv2dProblem, Conv2dLaunch>;
+
+// The families, each defined in its own .cu beside its kernels.
+Conv2dVariant naiveConv2d();      // conv2d_direct.cu
+Conv2dVariant constantConv2d();   // conv2d_direct.cu
+Conv2dVariant sharedConv2d();     // conv2d_tiled.cu
+Conv2dVariant tmaConv2d();        // conv2d_tiled.cu
+Conv2dVariant separableConv2d();  // conv2d_separable.cu
+Conv2dVariant integerConv2d();    // conv2d_separable.cu
+
+/// conv2d's registry (conv2d.cpp).
+const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants();
+
+} // namespace kl::gpu
