@@ -5,6 +5,7 @@
 #include "kernellab/transpose.hpp"
 
 #include "names.hpp"
+#include "ops.hpp"
 
 #include <opencv2/core.hpp>
 
@@ -43,31 +44,13 @@ void throwIfCancelled(const RunControl& control)
     if (control.cancel && control.cancel->load()) throw Cancelled();
 }
 
-/// The op's input kind, or an error naming what the op needs.
-void requireInputKind(const RunRequest& r, bool wantImage)
-{
-    const QString op = toString(r.op);
-    if (wantImage && r.image.empty())
-        fail(op + ": needs an image input" + (r.signal.empty() ? QString() : ", but '" + r.inputName + "' is a signal"));
-    if (!wantImage && r.signal.empty())
-        fail(op + ": needs a signal input" + (r.image.empty() ? QString() : ", but '" + r.inputName + "' is an image"));
-}
-
 void validateRequest(const RunRequest& r)
 {
     if (r.backends.empty()) fail("backends: none chosen");
     for (size_t i = 0; i < r.backends.size(); ++i)
         if (std::count(r.backends.begin(), r.backends.end(), r.backends[i]) > 1)
             fail("backends: " + toString(r.backends[i]) + " is listed twice");
-    switch (r.op) {
-    case Op::Conv2D: requireInputKind(r, true); validateConv2D(r.image, r.conv2d); break;
-    case Op::Conv1D: requireInputKind(r, false); validateConv1D(r.signal, r.conv1d); break;
-    case Op::Histogram: requireInputKind(r, true); validateHistogram(r.image, r.histogram); break;
-    case Op::Transpose:
-        if (!r.image.empty()) validateImage(r.image, "transpose input");
-        else validateSignal(r.signal, "transpose input");
-        break;
-    }
+    describe(r.op).validate(r);
     if (r.cpuRepetitions < 1) fail(QStringLiteral("repetitions: %1 must be at least 1").arg(r.cpuRepetitions));
     if (r.cpuWarmup < 0) fail(QStringLiteral("warmup: %1 must not be negative").arg(r.cpuWarmup));
     validateCpuThreads(r.cpuThreads);
@@ -84,71 +67,26 @@ void validateRequest(const RunRequest& r)
              known.join(QStringLiteral(", ")) + ")");
 }
 
-/// Planar -> interleaved with the OpenCV transpose: the planar samples are a channels x frames matrix.
-void interleaveOpenCV(const Signal& s, std::vector<float>& interleaved)
-{
-    if (s.frames > size_t(std::numeric_limits<int>::max()))
-        throw InvalidArgument("transpose: cv::transpose handles at most 2^31-1 frames");
-    interleaved.resize(s.data.size());
-    const cv::Mat planar(s.channels, int(s.frames), CV_32F, const_cast<float*>(s.data.data()));
-    cv::Mat out(int(s.frames), s.channels, CV_32F, interleaved.data());
-    transposeOpenCV(planar, out);
-}
-
-/// One call of the op on a CPU backend, writing into `out`'s output (reused across calls) with
-/// `scratch` kept between them.
-std::function<void()> cpuWork(const RunRequest& r, bool reference, BackendResult& out, CpuScratch& scratch)
-{
-    switch (r.op) {
-    case Op::Conv2D:
-        if (reference) return [&] { conv2dReference(r.image, r.conv2d, out.image); };
-        return [&] { conv2dOpenCV(r.image, r.conv2d, out.image, scratch); };
-    case Op::Conv1D:
-        if (reference) return [&] { conv1dReference(r.signal, r.conv1d, out.signal); };
-        return [&] { conv1dOpenCV(r.signal, r.conv1d, out.signal, scratch); };
-    case Op::Histogram:
-        out.histogram.emplace();
-        if (reference) return [&] { histogramReference(r.image, r.histogram, *out.histogram); };
-        return [&] { histogramOpenCV(r.image, r.histogram, *out.histogram, scratch); };
-    case Op::Transpose:
-        if (!r.image.empty()) {
-            if (reference) return [&] { transposeReference(r.image, out.image); };
-            return [&] { transposeOpenCV(r.image, out.image); };
-        }
-        if (reference) return [&] { toInterleaved(r.signal, out.interleaved); };
-        return [&] { interleaveOpenCV(r.signal, out.interleaved); };
-    }
-    return {};
-}
-
 void runCpu(const RunRequest& r, const RunControl& control, BackendResult& out)
 {
     const ScopedCpuThreads threads(r.cpuThreads);
     CpuScratch scratch;
-    const std::function<void()> work = cpuWork(r, out.backend == Backend::CpuReference, out, scratch);
+    const OpDescriptor& op = describe(r.op);
+    const bool reference = out.backend == Backend::CpuReference;
     // Checked before every repetition so that a long reference run stops promptly. The first
     // untimed run allocates and first-touches the outputs and scratch, as the GPU's buffer cache
     // is warm before its timed runs: timed runs do the op's work only.
-    out.time = timeCpu([&] { throwIfCancelled(control); work(); }, r.cpuRepetitions, std::max(1, r.cpuWarmup));
+    out.time = timeCpu(
+        [&] {
+            throwIfCancelled(control);
+            op.runCpu(r, reference, out, scratch);
+        },
+        r.cpuRepetitions, std::max(1, r.cpuWarmup));
 }
 
 void runGpu(const RunRequest& r, gpu::Engine& engine, BackendResult& out)
 {
-    gpu::GpuReport report;
-    switch (r.op) {
-    case Op::Conv2D: report = engine.conv2d(r.image, r.conv2d, r.gpu, out.image); break;
-    case Op::Conv1D: report = engine.conv1d(r.signal, r.conv1d, r.gpu, out.signal); break;
-    case Op::Histogram: {
-        HistogramResult histogram;
-        report = engine.histogram(r.image, r.histogram, r.gpu, histogram);
-        out.histogram = std::move(histogram);
-        break;
-    }
-    case Op::Transpose:
-        report = r.image.empty() ? engine.transposeSignal(r.signal, r.gpu, out.interleaved)
-                                 : engine.transpose(r.image, r.gpu, out.image);
-        break;
-    }
+    gpu::GpuReport report = describe(r.op).runGpu(r, engine, out);
     out.time = r.gpu.endToEnd ? report.total : report.kernel;
     out.gpu = std::move(report);
 }
@@ -227,24 +165,27 @@ Signal asSignal(const std::vector<float>& samples)
 
 } // namespace
 
-QString toString(Op op)
-{
-    switch (op) {
-    case Op::Conv2D: return QStringLiteral("conv2d");
-    case Op::Conv1D: return QStringLiteral("conv1d");
-    case Op::Histogram: return QStringLiteral("histogram");
-    case Op::Transpose: return QStringLiteral("transpose");
-    }
-    return {};
-}
+QString toString(Op op) { return QString::fromLatin1(describe(op).name); }
 
-std::vector<Op> allOps() { return {Op::Conv2D, Op::Conv1D, Op::Histogram, Op::Transpose}; }
+std::vector<Op> allOps()
+{
+    std::vector<Op> ops;
+    for (const OpDescriptor* d : opDescriptors()) ops.push_back(d->op);
+    return ops;
+}
 
 QStringList gpuVariants(Op op)
 {
     QStringList names;
-    for (const std::string& v : gpu::variants(toString(op).toStdString())) names << QString::fromStdString(v);
+    for (const gpu::VariantInfo& v : gpuVariantInfo(op)) names << QString::fromStdString(v.name);
     return names;
+}
+
+std::vector<gpu::VariantInfo> gpuVariantInfo(Op op) { return gpu::variantInfo(toString(op).toStdString()); }
+
+QString whyNotApplicable(const RunRequest& request, const QString& variant, const gpu::DeviceInfo& device)
+{
+    return QString::fromStdString(describe(request.op).whyNotApplicable(request, variant.toStdString(), device));
 }
 
 Op parseOp(const QString& name)
@@ -404,9 +345,9 @@ QString disagreement(const RunRequest& request, const BackendResult& actual, con
                                .arg(c.differing)
                                .arg(c.elements)
                                .arg(c.maxAbsError, 0, 'g', 6);
-    const bool exact = request.op == Op::Histogram || request.op == Op::Transpose;
-    if (exact) return c.differing == 0 ? QString() : counts + QStringLiteral(" (must be identical)");
-    if (request.op == Op::Conv2D) {
+    const Agreement agreement = describe(request.op).agreement;
+    if (agreement == Agreement::Identical) return c.differing == 0 ? QString() : counts + QStringLiteral(" (must be identical)");
+    if (agreement == Agreement::Conv2dRule) {
         if (c.differing == 0) return {};
         const Verdict verdict =
             acceptConv2D(actual.image, reference.image, request.image, request.conv2d, kBackendsRelTolerance);

@@ -31,6 +31,8 @@ Op parseOp(const QString& name);    // throws kl::InvalidArgument
 std::vector<Op> allOps();
 /// The GPU variants of an op ("auto" excluded), as the engine names them.
 QStringList gpuVariants(Op op);
+/// The same with each one's one-line description.
+std::vector<gpu::VariantInfo> gpuVariantInfo(Op op);
 
 enum class Backend { CpuReference, CpuOpenCV, Gpu };
 QString toString(Backend b);        // "cpu-ref", "cpu-opencv", "gpu"
@@ -130,6 +132,10 @@ double cpuGBs(const RunRequest& request, const BackendResult& result);
 double hostBandwidthPercent(const RunResult& run, const BackendResult& result);
 /// measureHostCopyBandwidthGBs(threads), measured once per process and thread count.
 double hostCopyBandwidthGBs(int threads);
+
+/// Why GPU variant `variant` cannot run `request` (its op, input and spec) on `device`; empty when
+/// it can ("auto" always can). Throws kl::InvalidArgument for an unknown variant or an invalid input.
+QString whyNotApplicable(const RunRequest& request, const QString& variant, const gpu::DeviceInfo& device);
 
 /// The report schema shared by GUI and CLI (documented in docs/report-format.md).
 QJsonObject toJson(const RunResult& result);

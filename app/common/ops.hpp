@@ -1,0 +1,37 @@
+#pragma once
+// What each op is to the session: one descriptor per op, read by execute(), the variant
+// checks and the comparison instead of switching on the op. Adding an op means adding a
+// descriptor here (and its spec to RunRequest), not editing every switch.
+#include "session.hpp"
+
+namespace kl::app {
+
+/// How two backends' outputs of an op must agree (core's acceptance rule, acceptance.hpp).
+enum class Agreement {
+    Identical,      ///< histogram, transpose: every element equal
+    Conv2dRule,     ///< acceptConv2D: f32 within tolerance, integers equal except at ties
+    FloatRelative,  ///< within kBackendsRelTolerance of the largest |reference|
+};
+
+struct OpDescriptor {
+    Op op;
+    const char* name;  ///< as the CLI, reports and the engine name it
+    /// Throws kl::InvalidArgument naming what is wrong with the request's input or spec.
+    void (*validate)(const RunRequest& request);
+    /// One call on a CPU backend (cpu-ref when `reference`, else cpu-opencv), writing into `out`'s
+    /// output, which is reused across calls, with `scratch` kept between them.
+    void (*runCpu)(const RunRequest& request, bool reference, BackendResult& out, CpuScratch& scratch);
+    /// The GPU run, its output into `out`.
+    gpu::GpuReport (*runGpu)(const RunRequest& request, gpu::Engine& engine, BackendResult& out);
+    /// Why GPU variant `variant` cannot run the request on `device`; empty when it can.
+    std::string (*whyNotApplicable)(const RunRequest& request, const std::string& variant,
+                                    const gpu::DeviceInfo& device);
+    Agreement agreement;
+};
+
+/// Every op's descriptor, in the order the GUI's tabs and the CLI list them.
+const std::vector<const OpDescriptor*>& opDescriptors();
+/// The descriptor of `op`.
+const OpDescriptor& describe(Op op);
+
+} // namespace kl::app
