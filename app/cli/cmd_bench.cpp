@@ -301,8 +301,7 @@ private:
         if (!engine_ || !has(o_.backends, app::Backend::Gpu)) return;
         for (const QString& variant : variantsToRun(request.op, o_.variants)) {
             // e.g. separable for a kernel that is not rank-1, tma for u8: no row rather than a failure
-            if (request.op == app::Op::Conv2D &&
-                !engine_->conv2dVariantApplies(variant.toStdString(), request.image, request.conv2d)) {
+            if (!app::whyNotApplicable(request, variant, engine_->device()).isEmpty()) {
                 doneSteps_ += 2 + double(o_.memories.size() * o_.streams.size());
                 continue;
             }

@@ -64,9 +64,10 @@ int runInfo(const QStringList& arguments)
     if (!status.available) printLine("GPU: none (no CUDA device: " + QString::fromStdString(status.reason) + ")");
     for (const gpu::DeviceInfo& d : devices) printLine(describeDevice(d));
     for (app::Op op : app::allOps()) {
-        const QStringList names = app::gpuVariants(op);
         printLine(QStringLiteral("GPU variants of %1: %2")
-                      .arg(app::toString(op), names.isEmpty() ? QStringLiteral("(none built)") : names.join(QStringLiteral(", "))));
+                      .arg(app::toString(op), app::gpuVariants(op).join(QStringLiteral(", "))));
+        for (const gpu::VariantInfo& v : app::gpuVariantInfo(op))
+            printLine(QStringLiteral("  %1  %2").arg(QString::fromStdString(v.name), -14).arg(QString::fromStdString(v.description)));
     }
     printLine(QStringLiteral("CPU: %1").arg(environment[QStringLiteral("cpu_model")].toString()));
     printLine(QStringLiteral("CPU threads: %1 hardware threads (the CPU backends' default; --cpu-threads N sets it)")

@@ -390,12 +390,23 @@ const std::vector<ParameterInfo>& opParameterInfo()
     return parameters;
 }
 
+namespace {
+/// --variant's help: the registry's names per op.
+QString variantHelp()
+{
+    QStringList perOp;
+    for (Op op : allOps()) perOp << toString(op) + QStringLiteral(": ") + gpuVariants(op).join(QStringLiteral(", "));
+    return QStringLiteral("GPU kernel variant (default auto; `kernellab-cli info` describes each). ") +
+           perOp.join(QStringLiteral("; ")) + QStringLiteral(".");
+}
+} // namespace
+
 const std::vector<ParameterInfo>& backendParameterInfo()
 {
     static const std::vector<ParameterInfo> parameters = {
         {QStringLiteral("backends"), QStringLiteral("LIST"),
          QStringLiteral("Comma-separated: cpu-ref, cpu-opencv, gpu (default: all three)."), {}},
-        {QStringLiteral("variant"), QStringLiteral("NAME"), QStringLiteral("GPU kernel variant (default auto)."), {}},
+        {QStringLiteral("variant"), QStringLiteral("NAME"), variantHelp(), {}},
         {QStringLiteral("memory"), QStringLiteral("KIND"), QStringLiteral("GPU host memory: pageable (default) or pinned."),
          {}},
         {QStringLiteral("streams"), QStringLiteral("N"), QStringLiteral("GPU streams to pipeline chunks over, 1..16."), {}},

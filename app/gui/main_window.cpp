@@ -476,6 +476,9 @@ void MainWindow::runNow()
     try {
         app::configureRequest(request, parameters);
         operation_->applyCustomKernel(request);
+        // (The request holds a signal's shape only, not its samples, so signals are checked by the run.)
+        const gpu::Engine* engine = request.image.empty() ? nullptr : app::sharedEngine();
+        if (engine) operation_->showVariantApplicability(request, engine->device());
     } catch (const std::exception& e) {
         reportError(tr("Not run: %1").arg(QString::fromUtf8(e.what())));
         return;

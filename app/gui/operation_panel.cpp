@@ -6,6 +6,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QStandardItemModel>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -339,8 +340,25 @@ void OperationPanel::updateVariants()
     const QString current = variant_->currentText();
     variant_->clear();
     variant_->addItem(QStringLiteral("auto"));
-    for (const std::string& v : gpu::variants(app::toString(op()).toStdString())) variant_->addItem(QString::fromStdString(v));
+    variant_->setItemData(0, tr("the engine picks the fastest variant that applies"), Qt::ToolTipRole);
+    for (const gpu::VariantInfo& v : app::gpuVariantInfo(op())) {
+        variant_->addItem(QString::fromStdString(v.name));
+        variant_->setItemData(variant_->count() - 1, QString::fromStdString(v.description), Qt::ToolTipRole);
+    }
     variant_->setCurrentIndex(std::max(0, variant_->findText(current)));
+}
+
+void OperationPanel::showVariantApplicability(const app::RunRequest& request, const gpu::DeviceInfo& device)
+{
+    if (request.op != op()) return;
+    auto* model = qobject_cast<QStandardItemModel*>(variant_->model());
+    const std::vector<gpu::VariantInfo> variants = app::gpuVariantInfo(op());
+    for (const gpu::VariantInfo& v : variants) {
+        QStandardItem* item = model->item(variant_->findText(QString::fromStdString(v.name)));
+        const QString reason = app::whyNotApplicable(request, item->text(), device);
+        item->setEnabled(reason.isEmpty());
+        item->setToolTip(reason.isEmpty() ? QString::fromStdString(v.description) : tr("Not for this input: %1").arg(reason));
+    }
 }
 
 void OperationPanel::updateVisibleRows()

@@ -40,6 +40,9 @@ public:
 
     [[nodiscard]] bool compareVariants() const;
     void setCompareVariants(bool on);
+    /// Disables the GPU variants that cannot run `request` on `device`, each with the reason as its
+    /// tooltip (the others keep their descriptions).
+    void showVariantApplicability(const app::RunRequest& request, const gpu::DeviceInfo& device);
     [[nodiscard]] KernelEditor* kernelEditor() const { return kernel2d_; }
 
 signals:
