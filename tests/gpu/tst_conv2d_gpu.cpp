@@ -19,6 +19,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -84,7 +85,8 @@ bool isSeparable(const Conv2DSpec& spec)
 
 bool compiledSize(int k)
 {
-    return k == 3 || k == 5 || k == 7 || k == 9 || k == 15;
+    return std::find(kl::gpu::kConv2dCompiledSizes.begin(), kl::gpu::kConv2dCompiledSizes.end(), k) !=
+           kl::gpu::kConv2dCompiledSizes.end();
 }
 
 /// Whether the integer variant runs `spec` on `input` (u8 in and out, a square compiled size, a rank-1
@@ -162,17 +164,20 @@ class TestConv2dGpu : public QObject {
         return true;
     }
 
-    /// Every applicable variant (and auto) on `input` against the reference; tma and integer
-    /// elsewhere refuse.
+    /// Every applicable variant (and auto) on `input` against the reference; the others refuse,
+    /// and the registry's whyNotApplicable agrees with this test's own rules (applies()).
     void checkAllVariants(const cv::Mat& input, const Conv2DSpec& spec)
     {
         const cv::Mat expected = kl::conv2dReference(input, spec);
         std::vector<std::string> names = kl::gpu::variants("conv2d");
         names.push_back("auto");
         for (const std::string& variant : names) {
-            if ((variant == "tma" || variant == "integer") && !applies(variant, input, spec))
+            const std::string reason = kl::gpu::whyNotApplicable(variant, input, spec, engine_->device());
+            QVERIFY2(reason.empty() == applies(variant, input, spec), kltest::msg(describe(input, spec, variant) + ": " + reason));
+            if (!reason.empty()) {
                 KL_VERIFY_THROWS(kl::InvalidArgument, "variant '" + variant + "' needs", run(input, spec, variant));
-            if (!applies(variant, input, spec)) continue;
+                continue;
+            }
             const cv::Mat gpu = run(input, spec, variant);
             const std::string failure = compareWithReference(gpu, expected, input, spec);
             QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, variant) + ": " + failure));
@@ -185,12 +190,6 @@ private slots:
         const kl::gpu::GpuStatus status = kl::gpu::gpuStatus();
         if (!status.available) QSKIP(qPrintable(QString::fromStdString("no CUDA device: " + status.reason)));
         engine_ = std::make_unique<kl::gpu::Engine>();
-    }
-
-    void variantsAreListed()
-    {
-        const std::vector<std::string> expected = {"naive", "constant", "shared", "tma", "separable", "integer"};
-        QCOMPARE(kl::gpu::variants("conv2d"), expected);
     }
 
     // Every variant x depth x channels x border mode, with a rank-1 5x3 kernel (so the separable
@@ -227,7 +226,7 @@ private slots:
     void compiledSizes_data()
     {
         QTest::addColumn<int>("kernelSize");
-        for (int k : {3, 5, 7, 9, 15}) QTest::newRow((std::to_string(k) + "x" + std::to_string(k)).c_str()) << k;
+        for (int k : kl::gpu::kConv2dCompiledSizes) QTest::newRow((std::to_string(k) + "x" + std::to_string(k)).c_str()) << k;
     }
     void compiledSizes()
     {
@@ -407,7 +406,7 @@ private slots:
             params.width = params.height = k;
             kernels.emplace_back(kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params), "gaussian");
         }
-        for (int k : {3, 5, 7, 9, 15}) kernels.emplace_back(dyadicKernel(k, ++seed), "dyadic");
+        for (int k : kl::gpu::kConv2dCompiledSizes) kernels.emplace_back(dyadicKernel(k, ++seed), "dyadic");
         for (const auto& [kernel, name] : kernels)
             for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {769, 1021}})
                 for (int channels : kChannels)
@@ -447,7 +446,7 @@ private slots:
         QVERIFY(integerApplies(u8, five));
         const auto refused = [&](const cv::Mat& input, const Conv2DSpec& spec) {
             QVERIFY(!integerApplies(input, spec));
-            QVERIFY(!engine_->conv2dVariantApplies("integer", input, spec));
+            QVERIFY(kl::gpu::whyNotApplicable("integer", input, spec, engine_->device()).find("needs an 8-bit") == 0);
             KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'integer' needs", run(input, spec, "integer"));
         };
         refused(kltest::randomImage(16, 16, CV_16U, 3, 13), five);
@@ -461,7 +460,7 @@ private slots:
         refused(u8, makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::SobelX), BorderMode::Reflect101, CV_8U));
         refused(u8, makeSpec(cv::Mat(cv::Mat::ones(5, 3, CV_32F) / 16), BorderMode::Reflect101, CV_8U));
         refused(u8, makeSpec(cv::Mat(cv::Mat::ones(11, 11, CV_32F) / 256), BorderMode::Reflect101, CV_8U));
-        QVERIFY(engine_->conv2dVariantApplies("integer", u8, five));
+        QCOMPARE(kl::gpu::whyNotApplicable("integer", u8, five, engine_->device()), std::string());
     }
 
     // tma on images of thousands of tiles, so that every block reuses each of its tile buffers
@@ -474,7 +473,7 @@ private slots:
         if (!tmaApplies(probe, makeSpec(cv::Mat::ones(3, 3, CV_32F), BorderMode::Reflect101, CV_32F)))
             QSKIP("tma needs compute capability 9.0 or newer");
         uint64_t seed = 14000;
-        for (int k : {3, 5, 7, 9, 15})
+        for (int k : kl::gpu::kConv2dCompiledSizes)
             for (const auto& [rows, cols, border, streams] :
                  {std::tuple<int, int, BorderMode, int>{3001, 4099, BorderMode::Reflect101, 1},
                   {2053, 4096, BorderMode::Constant, 4}}) {
@@ -723,7 +722,7 @@ private slots:
             if (label.find(filter) == std::string::npos) return;
             const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101, input.depth());
             for (const std::string& variant : variants) {
-                if (!engine_->conv2dVariantApplies(variant, input, spec)) continue;
+                if (!kl::gpu::whyNotApplicable(variant, input, spec, engine_->device()).empty()) continue;
                 kl::gpu::RunOptions options;
                 options.variant = variant;
                 options.endToEnd = false;

@@ -1,0 +1,148 @@
+// The variant registry without a GPU: every op's variants are listed with descriptions, unknown
+// names are errors listing the valid ones, and whyNotApplicable() gives the documented reasons
+// from a device's description alone (compute capability), through the engine's free functions
+// and the session's per-op descriptors alike.
+#include "kernellab/conv1d.hpp"
+#include "kernellab/conv2d.hpp"
+#include "kernellab/error.hpp"
+#include "kernellab/gpu/engine.hpp"
+#include "kernellab/histogram.hpp"
+#include "session.hpp"
+#include "test_support.hpp"
+
+#include <QtTest>
+
+#include <set>
+#include <string>
+#include <vector>
+
+using kl::gpu::DeviceInfo;
+using kl::gpu::whyNotApplicable;
+
+namespace {
+
+DeviceInfo device(int major, int minor)
+{
+    DeviceInfo d;
+    d.name = "test device";
+    d.computeMajor = major;
+    d.computeMinor = minor;
+    d.multiprocessors = 132;
+    d.sharedMemoryPerBlockOptIn = 227 * 1024;
+    return d;
+}
+
+kl::Conv2DSpec spec(kl::Conv2DPreset preset, int size)
+{
+    kl::Conv2DPresetParams params;
+    params.width = params.height = size;
+    kl::Conv2DSpec s;
+    s.kernel = kl::makeConv2DKernel(preset, params);
+    return s;
+}
+
+} // namespace
+
+class TestVariantRegistry : public QObject {
+    Q_OBJECT
+private slots:
+    void everyOpListsDescribedVariants()
+    {
+        const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "integer"}},
+            {"conv1d", {"naive", "shared", "fft"}},
+            {"histogram", {"global-atomics", "shared", "optimized"}},
+            {"transpose", {"naive", "tiled", "tiled-padded", "optimized"}}};
+        for (const auto& [op, names] : expected) {
+            QCOMPARE(kl::gpu::variants(op), names);
+            for (const kl::gpu::VariantInfo& v : kl::gpu::variantInfo(op))
+                QVERIFY2(v.description.size() > 20, qPrintable(QString::fromStdString(op + " " + v.name)));
+        }
+        KL_VERIFY_THROWS(kl::InvalidArgument, "op: 'blur' is not one of", kl::gpu::variantInfo("blur"));
+        // The session lists the same registry.
+        for (kl::app::Op op : kl::app::allOps())
+            QCOMPARE(kl::app::gpuVariants(op).size(), qsizetype(kl::gpu::variants(kl::app::toString(op).toStdString()).size()));
+    }
+
+    void unknownVariantListsTheValidOnes()
+    {
+        const cv::Mat image = kltest::randomImage(17, 13, CV_8U, 1, 1);
+        KL_VERIFY_THROWS(kl::InvalidArgument,
+                         "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, integer",
+                         whyNotApplicable("warp", image, spec(kl::Conv2DPreset::Gaussian, 5), device(9, 0)));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "histogram variant: 'fast' is not one of auto, global-atomics",
+                         whyNotApplicable("fast", image, kl::HistogramSpec{}, device(9, 0)));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "transpose variant: 'x' is not one of auto, naive, tiled",
+                         whyNotApplicable("x", image, device(9, 0)));
+        const kl::Signal signal = kltest::randomSignal(101, 2, 8000, 2);
+        kl::Conv1DSpec taps;
+        taps.taps = {0.25f, 0.5f, 0.25f};
+        KL_VERIFY_THROWS(kl::InvalidArgument, "conv1d variant: 'slow' is not one of auto, naive, shared, fft",
+                         whyNotApplicable("slow", signal, taps, device(9, 0)));
+    }
+
+    void conv2dReasons()
+    {
+        const DeviceInfo hopper = device(9, 0), ampere = device(8, 0);
+        const cv::Mat f32 = kltest::randomImage(31, 29, CV_32F, 1, 3);
+        const cv::Mat u8 = kltest::randomImage(31, 29, CV_8U, 3, 4);
+        const kl::Conv2DSpec gaussian5 = spec(kl::Conv2DPreset::Gaussian, 5);
+        const kl::Conv2DSpec sharpen = spec(kl::Conv2DPreset::Sharpen, 3);  // not rank-1
+        kl::Conv2DSpec box11 = spec(kl::Conv2DPreset::Box, 11);  // rank-1, not a compiled size
+
+        for (const std::string& v : kl::gpu::variants("conv2d"))
+            QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(), v != "integer");
+        QCOMPARE(whyNotApplicable("tma", f32, gaussian5, hopper), std::string());
+        const std::string oldGpu = whyNotApplicable("tma", f32, gaussian5, ampere);
+        QVERIFY2(oldGpu.find("needs a 32-bit float") == 0 && oldGpu.find("compute capability 8.0") != std::string::npos,
+                 oldGpu.c_str());
+        QVERIFY(whyNotApplicable("tma", u8, gaussian5, hopper).find("this is 29x31 u8 x3") != std::string::npos);
+        QVERIFY(whyNotApplicable("tma", f32, box11, hopper).find("a 11x11 kernel") != std::string::npos);
+        QCOMPARE(whyNotApplicable("integer", u8, gaussian5, hopper), std::string());
+        QVERIFY(whyNotApplicable("integer", f32, gaussian5, hopper).find("needs an 8-bit image") == 0);
+        QVERIFY(whyNotApplicable("separable", u8, sharpen, hopper).find("the 3x3 kernel is not separable") !=
+                std::string::npos);
+        QCOMPARE(whyNotApplicable("separable", u8, box11, hopper), std::string());
+        for (const char* v : {"auto", "naive", "constant", "shared"})
+            QCOMPARE(whyNotApplicable(v, u8, sharpen, ampere), std::string());
+        // An invalid spec is the op's own error, not a variant's.
+        kl::Conv2DSpec even = gaussian5;
+        even.kernel = cv::Mat::ones(4, 4, CV_32F);
+        QVERIFY_THROWS_EXCEPTION(kl::InvalidArgument, whyNotApplicable("naive", u8, even, hopper));
+    }
+
+    void otherOpsApplyEverywhere()
+    {
+        const DeviceInfo turing = device(7, 5);
+        for (int depth : {CV_8U, CV_16U, CV_32F})
+            for (int channels : {1, 3, 4}) {
+                const cv::Mat image = kltest::randomImage(7, 11, depth, channels, uint64_t(depth * 10 + channels));
+                for (const std::string& v : kl::gpu::variants("histogram"))
+                    QCOMPARE(whyNotApplicable(v, image, kl::HistogramSpec{}, turing), std::string());
+                for (const std::string& v : kl::gpu::variants("transpose"))
+                    QCOMPARE(whyNotApplicable(v, image, turing), std::string());
+            }
+        const kl::Signal signal = kltest::randomSignal(97, 3, 8000, 5);
+        kl::Conv1DSpec taps;
+        taps.taps = std::vector<float>(301, 1.f / 301);
+        for (const std::string& v : kl::gpu::variants("conv1d")) QCOMPARE(whyNotApplicable(v, signal, taps, turing), std::string());
+        for (const std::string& v : kl::gpu::variants("transpose")) QCOMPARE(whyNotApplicable(v, signal, turing), std::string());
+    }
+
+    void sessionAsksTheOpsRegistry()
+    {
+        kl::app::RunRequest request;
+        request.op = kl::app::Op::Conv2D;
+        request.image = kltest::randomImage(9, 9, CV_8U, 1, 6);
+        request.conv2d = spec(kl::Conv2DPreset::Gaussian, 3);
+        QCOMPARE(kl::app::whyNotApplicable(request, QStringLiteral("integer"), device(9, 0)), QString());
+        QVERIFY(kl::app::whyNotApplicable(request, QStringLiteral("tma"), device(9, 0)).startsWith(QStringLiteral("needs")));
+        request.op = kl::app::Op::Transpose;
+        QCOMPARE(kl::app::whyNotApplicable(request, QStringLiteral("tiled"), device(9, 0)), QString());
+        request.op = kl::app::Op::Conv1D;  // an image where conv1d needs a signal
+        QVERIFY_THROWS_EXCEPTION(kl::InvalidArgument, kl::app::whyNotApplicable(request, QStringLiteral("fft"), device(9, 0)));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestVariantRegistry)
+#include "tst_variant_registry.moc"
