@@ -576,7 +576,7 @@ int runBench(const QStringList& arguments)
     bool cancelled = false;
     try {
         bench.run();
-    } catch (const app::Cancelled&) {
+    } catch (const kl::Cancelled&) {
         cancelled = true;
     }
     progress.clear();

@@ -132,24 +132,26 @@ void runCpu(const RunRequest& r, const RunControl& control, BackendResult& out)
     out.time = timeCpu([&] { throwIfCancelled(control); work(); }, r.cpuRepetitions, std::max(1, r.cpuWarmup));
 }
 
-void runGpu(const RunRequest& r, gpu::Engine& engine, BackendResult& out)
+void runGpu(const RunRequest& r, const RunControl& control, gpu::Engine& engine, BackendResult& out)
 {
+    gpu::RunOptions options = r.gpu;
+    options.cancel = control.cancel;  // the engine stops between repetitions and chunks
     gpu::GpuReport report;
     switch (r.op) {
-    case Op::Conv2D: report = engine.conv2d(r.image, r.conv2d, r.gpu, out.image); break;
-    case Op::Conv1D: report = engine.conv1d(r.signal, r.conv1d, r.gpu, out.signal); break;
+    case Op::Conv2D: report = engine.conv2d(r.image, r.conv2d, options, out.image); break;
+    case Op::Conv1D: report = engine.conv1d(r.signal, r.conv1d, options, out.signal); break;
     case Op::Histogram: {
         HistogramResult histogram;
-        report = engine.histogram(r.image, r.histogram, r.gpu, histogram);
+        report = engine.histogram(r.image, r.histogram, options, histogram);
         out.histogram = std::move(histogram);
         break;
     }
     case Op::Transpose:
-        report = r.image.empty() ? engine.transposeSignal(r.signal, r.gpu, out.interleaved)
-                                 : engine.transpose(r.image, r.gpu, out.image);
+        report = r.image.empty() ? engine.transposeSignal(r.signal, options, out.interleaved)
+                                 : engine.transpose(r.image, options, out.image);
         break;
     }
-    out.time = r.gpu.endToEnd ? report.total : report.kernel;
+    out.time = options.endToEnd ? report.total : report.kernel;
     out.gpu = std::move(report);
 }
 
@@ -362,7 +364,7 @@ RunResult execute(const RunRequest& request, const RunControl& control)
         out.backend = backend;
         if (backend == Backend::Gpu) {
             if (!engine) out.error = noEngineReason;
-            else recordFailure(out, [&] { runGpu(request, *engine, out); });
+            else recordFailure(out, [&] { runGpu(request, control, *engine, out); });
         } else {
             recordFailure(out, [&] { runCpu(request, control, out); });
         }
