@@ -8,6 +8,7 @@
 
 #include <opencv2/core.hpp>
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QStringList>
 
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 
@@ -220,6 +222,32 @@ Comparison compareHistograms(const HistogramResult& actual, const HistogramResul
     return c;
 }
 
+/// The shared engine, or why there is none. A QCoreApplication post routine releases it at the end
+/// of main, while the CUDA runtime and cuFFT are certainly alive: cuFFT sets itself up lazily, after
+/// the engine, so static destruction may tear it down first. Without a QCoreApplication the
+/// static's destruction at exit releases it (the resources' destructors tolerate a runtime that is
+/// unloading by then).
+struct SharedEngine {
+    std::mutex mutex;
+    bool attempted = false;
+    std::unique_ptr<gpu::Engine> engine;
+    QString failure;
+};
+
+SharedEngine& sharedEngineState()
+{
+    static SharedEngine shared;
+    return shared;
+}
+
+void releaseSharedEngine()
+{
+    SharedEngine& shared = sharedEngineState();
+    const std::lock_guard<std::mutex> lock(shared.mutex);
+    shared.engine.reset();
+    shared.failure = noGpuMessage(QStringLiteral("the engine was released when the application ended"));
+}
+
 Signal asSignal(const std::vector<float>& samples)
 {
     Signal s(1, samples.size(), 1.0);
@@ -291,28 +319,24 @@ const BackendResult* RunResult::find(Backend b) const
 
 gpu::Engine* sharedEngine(QString* reasonIfNone)
 {
-    static std::mutex mutex;
-    // Never destroyed: at exit the CUDA runtime may already be unloading (its frees would
-    // then fail noisily), and the driver releases everything with the process anyway.
-    static gpu::Engine* engine = nullptr;
-    static bool attempted = false;
-    static QString failure;
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (!attempted) {
-        attempted = true;
+    SharedEngine& shared = sharedEngineState();
+    const std::lock_guard<std::mutex> lock(shared.mutex);
+    if (!shared.attempted) {
+        shared.attempted = true;
         const gpu::GpuStatus status = gpu::gpuStatus();
         if (!status.available) {
-            failure = noGpuMessage(QString::fromStdString(status.reason));
+            shared.failure = noGpuMessage(QString::fromStdString(status.reason));
         } else {
             try {
-                engine = new gpu::Engine();
+                shared.engine = std::make_unique<gpu::Engine>();
+                if (QCoreApplication::instance()) qAddPostRoutine(releaseSharedEngine);
             } catch (const std::exception& e) {
-                failure = noGpuMessage(QString::fromUtf8(e.what()));
+                shared.failure = noGpuMessage(QString::fromUtf8(e.what()));
             }
         }
     }
-    if (!engine && reasonIfNone) *reasonIfNone = failure;
-    return engine;
+    if (!shared.engine && reasonIfNone) *reasonIfNone = shared.failure;
+    return shared.engine.get();
 }
 
 RunResult execute(const RunRequest& request, const RunControl& control)

@@ -142,7 +142,8 @@ QJsonObject toJson(const gpu::GpuReport& report, double copyBandwidthGBs);
 QJsonObject environmentJson();
 
 /// The shared GPU engine, created on first use; nullptr when there is no usable GPU, with
-/// `reasonIfNone` set to "no CUDA device: <reason>".
+/// `reasonIfNone` set to "no CUDA device: <reason>". It is destroyed with the QCoreApplication
+/// (or at exit when there is none), so it must not be used after that.
 gpu::Engine* sharedEngine(QString* reasonIfNone = nullptr);
 
 } // namespace kl::app
