@@ -24,9 +24,6 @@ namespace kl::app {
 
 namespace {
 
-/// RunOptions::streams' documented range (the engine checks it too, but only once running).
-constexpr int kMaxGpuStreams = 16;
-
 bool contains(const std::vector<Backend>& backends, Backend b)
 {
     return std::find(backends.begin(), backends.end(), b) != backends.end();
@@ -75,8 +72,8 @@ void validateRequest(const RunRequest& r)
     validateCpuThreads(r.cpuThreads);
     // GPU options are checked even without the GPU backend: a bad value is a mistake either way.
     const gpu::RunOptions& o = r.gpu;
-    if (o.streams < 1 || o.streams > kMaxGpuStreams)
-        fail(QStringLiteral("streams: %1 is not in 1..%2").arg(o.streams).arg(kMaxGpuStreams));
+    if (o.streams < 1 || o.streams > gpu::kMaxStreams)
+        fail(QStringLiteral("streams: %1 is not in 1..%2").arg(o.streams).arg(gpu::kMaxStreams));
     if (o.repetitions < 1) fail(QStringLiteral("repetitions: %1 must be at least 1").arg(o.repetitions));
     if (o.warmup < 0) fail(QStringLiteral("warmup: %1 must not be negative").arg(o.warmup));
     const QString variant = QString::fromStdString(o.variant);
