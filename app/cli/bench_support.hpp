@@ -30,7 +30,7 @@ QJsonObject toJson(const BenchOpSettings& settings);
 app::RunRequest benchRequest(app::Op op, const BenchOpSettings& settings, int cols, int rows, int depth, size_t frames);
 
 /// Runs `request` on `backend` alone (the request's CPU/GPU options apply; no copy-bandwidth
-/// measurement). Throws app::Cancelled on Ctrl-C.
+/// measurement). Throws kl::Cancelled on Ctrl-C.
 app::BackendResult runBackend(const app::RunRequest& request, app::Backend backend);
 
 /// Empty when `actual` agrees with `reference` within the op's tolerance, else what differs.

@@ -99,7 +99,8 @@ BenchOptions parseOptions(const QCommandLineParser& parser)
     for (const QString& s : listOption(parser, QStringLiteral("streams"), {QStringLiteral("1"), QStringLiteral("4")})) {
         bool ok = false;
         const int n = s.toInt(&ok);
-        if (!ok || n < 1 || n > 16) throw CliError(kExitBadArguments, "--streams: '" + s + "' is not in 1..16");
+        if (!ok || n < 1 || n > gpu::kMaxStreams)
+            throw CliError(kExitBadArguments, QStringLiteral("--streams: '%1' is not in 1..%2").arg(s).arg(gpu::kMaxStreams));
         o.streams.push_back(n);
     }
     o.backends = app::parseBackends(parser.value(QStringLiteral("backends")).isEmpty()
@@ -575,7 +576,7 @@ int runBench(const QStringList& arguments)
     bool cancelled = false;
     try {
         bench.run();
-    } catch (const app::Cancelled&) {
+    } catch (const kl::Cancelled&) {
         cancelled = true;
     }
     progress.clear();

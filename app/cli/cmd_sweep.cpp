@@ -140,7 +140,7 @@ int runSweep(const QStringList& arguments)
             }
             rows.push_back(row);
         }
-    } catch (const app::Cancelled&) {
+    } catch (const kl::Cancelled&) {
         cancelled = true;
     }
     progress.clear();

@@ -48,7 +48,7 @@ int main(int argc, char** argv)
     } catch (const CliError& e) {
         printError(QStringLiteral("kernellab-cli %1: error: %2").arg(command, QString::fromUtf8(e.what())));
         return e.code();
-    } catch (const kl::app::Cancelled&) {
+    } catch (const kl::Cancelled&) {
         printError(QStringLiteral("kernellab-cli %1: cancelled").arg(command));
         return kExitCancelled;
     } catch (const kl::InvalidArgument& e) {

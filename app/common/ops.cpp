@@ -45,8 +45,8 @@ const OpDescriptor kConv2d{
         if (reference) conv2dReference(r.image, r.conv2d, out.image);
         else conv2dOpenCV(r.image, r.conv2d, out.image, scratch);
     },
-    [](const RunRequest& r, gpu::Engine& engine, BackendResult& out) {
-        return engine.conv2d(r.image, r.conv2d, r.gpu, out.image);
+    [](const RunRequest& r, const gpu::RunOptions& options, gpu::Engine& engine, BackendResult& out) {
+        return engine.conv2d(r.image, r.conv2d, options, out.image);
     },
     [](const RunRequest& r, const std::string& variant, const gpu::DeviceInfo& device) {
         return gpu::whyNotApplicable(variant, r.image, r.conv2d, device);
@@ -64,8 +64,8 @@ const OpDescriptor kConv1d{
         if (reference) conv1dReference(r.signal, r.conv1d, out.signal);
         else conv1dOpenCV(r.signal, r.conv1d, out.signal, scratch);
     },
-    [](const RunRequest& r, gpu::Engine& engine, BackendResult& out) {
-        return engine.conv1d(r.signal, r.conv1d, r.gpu, out.signal);
+    [](const RunRequest& r, const gpu::RunOptions& options, gpu::Engine& engine, BackendResult& out) {
+        return engine.conv1d(r.signal, r.conv1d, options, out.signal);
     },
     [](const RunRequest& r, const std::string& variant, const gpu::DeviceInfo& device) {
         return gpu::whyNotApplicable(variant, r.signal, r.conv1d, device);
@@ -84,9 +84,9 @@ const OpDescriptor kHistogram{
         if (reference) histogramReference(r.image, r.histogram, *out.histogram);
         else histogramOpenCV(r.image, r.histogram, *out.histogram, scratch);
     },
-    [](const RunRequest& r, gpu::Engine& engine, BackendResult& out) {
+    [](const RunRequest& r, const gpu::RunOptions& options, gpu::Engine& engine, BackendResult& out) {
         HistogramResult histogram;
-        gpu::GpuReport report = engine.histogram(r.image, r.histogram, r.gpu, histogram);
+        gpu::GpuReport report = engine.histogram(r.image, r.histogram, options, histogram);
         out.histogram = std::move(histogram);
         return report;
     },
@@ -113,9 +113,9 @@ const OpDescriptor kTranspose{
             interleaveOpenCV(r.signal, out.interleaved);
         }
     },
-    [](const RunRequest& r, gpu::Engine& engine, BackendResult& out) {
-        return r.image.empty() ? engine.transposeSignal(r.signal, r.gpu, out.interleaved)
-                               : engine.transpose(r.image, r.gpu, out.image);
+    [](const RunRequest& r, const gpu::RunOptions& options, gpu::Engine& engine, BackendResult& out) {
+        return r.image.empty() ? engine.transposeSignal(r.signal, options, out.interleaved)
+                               : engine.transpose(r.image, options, out.image);
     },
     [](const RunRequest& r, const std::string& variant, const gpu::DeviceInfo& device) {
         return r.image.empty() ? gpu::whyNotApplicable(variant, r.signal, device)

@@ -21,8 +21,9 @@ struct OpDescriptor {
     /// One call on a CPU backend (cpu-ref when `reference`, else cpu-opencv), writing into `out`'s
     /// output, which is reused across calls, with `scratch` kept between them.
     void (*runCpu)(const RunRequest& request, bool reference, BackendResult& out, CpuScratch& scratch);
-    /// The GPU run, its output into `out`.
-    gpu::GpuReport (*runGpu)(const RunRequest& request, gpu::Engine& engine, BackendResult& out);
+    /// The GPU run under `options` (the request's, with the run's cancel flag), its output into `out`.
+    gpu::GpuReport (*runGpu)(const RunRequest& request, const gpu::RunOptions& options, gpu::Engine& engine,
+                             BackendResult& out);
     /// Why GPU variant `variant` cannot run the request on `device`; empty when it can.
     std::string (*whyNotApplicable)(const RunRequest& request, const std::string& variant,
                                     const gpu::DeviceInfo& device);

@@ -9,6 +9,7 @@
 
 #include <opencv2/core.hpp>
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QStringList>
 
@@ -16,15 +17,13 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 
 namespace kl::app {
 
 namespace {
-
-/// RunOptions::streams' documented range (the engine checks it too, but only once running).
-constexpr int kMaxGpuStreams = 16;
 
 bool contains(const std::vector<Backend>& backends, Backend b)
 {
@@ -56,8 +55,8 @@ void validateRequest(const RunRequest& r)
     validateCpuThreads(r.cpuThreads);
     // GPU options are checked even without the GPU backend: a bad value is a mistake either way.
     const gpu::RunOptions& o = r.gpu;
-    if (o.streams < 1 || o.streams > kMaxGpuStreams)
-        fail(QStringLiteral("streams: %1 is not in 1..%2").arg(o.streams).arg(kMaxGpuStreams));
+    if (o.streams < 1 || o.streams > gpu::kMaxStreams)
+        fail(QStringLiteral("streams: %1 is not in 1..%2").arg(o.streams).arg(gpu::kMaxStreams));
     if (o.repetitions < 1) fail(QStringLiteral("repetitions: %1 must be at least 1").arg(o.repetitions));
     if (o.warmup < 0) fail(QStringLiteral("warmup: %1 must not be negative").arg(o.warmup));
     const QString variant = QString::fromStdString(o.variant);
@@ -84,10 +83,12 @@ void runCpu(const RunRequest& r, const RunControl& control, BackendResult& out)
         r.cpuRepetitions, std::max(1, r.cpuWarmup));
 }
 
-void runGpu(const RunRequest& r, gpu::Engine& engine, BackendResult& out)
+void runGpu(const RunRequest& r, const RunControl& control, gpu::Engine& engine, BackendResult& out)
 {
-    gpu::GpuReport report = describe(r.op).runGpu(r, engine, out);
-    out.time = r.gpu.endToEnd ? report.total : report.kernel;
+    gpu::RunOptions options = r.gpu;
+    options.cancel = control.cancel;  // the engine stops between repetitions and chunks
+    gpu::GpuReport report = describe(r.op).runGpu(r, options, engine, out);
+    out.time = options.endToEnd ? report.total : report.kernel;
     out.gpu = std::move(report);
 }
 
@@ -154,6 +155,32 @@ Comparison compareHistograms(const HistogramResult& actual, const HistogramResul
     const double meanSquare = c.elements ? sumSquares / double(c.elements) : 0;
     c.psnr = meanSquare == 0 ? HUGE_VAL : 10 * std::log10(peak * peak / meanSquare);
     return c;
+}
+
+/// The shared engine, or why there is none. A QCoreApplication post routine releases it at the end
+/// of main, while the CUDA runtime and cuFFT are certainly alive: cuFFT sets itself up lazily, after
+/// the engine, so static destruction may tear it down first. Without a QCoreApplication the
+/// static's destruction at exit releases it (the resources' destructors tolerate a runtime that is
+/// unloading by then).
+struct SharedEngine {
+    std::mutex mutex;
+    bool attempted = false;
+    std::unique_ptr<gpu::Engine> engine;
+    QString failure;
+};
+
+SharedEngine& sharedEngineState()
+{
+    static SharedEngine shared;
+    return shared;
+}
+
+void releaseSharedEngine()
+{
+    SharedEngine& shared = sharedEngineState();
+    const std::lock_guard<std::mutex> lock(shared.mutex);
+    shared.engine.reset();
+    shared.failure = noGpuMessage(QStringLiteral("the engine was released when the application ended"));
 }
 
 Signal asSignal(const std::vector<float>& samples)
@@ -230,28 +257,24 @@ const BackendResult* RunResult::find(Backend b) const
 
 gpu::Engine* sharedEngine(QString* reasonIfNone)
 {
-    static std::mutex mutex;
-    // Never destroyed: at exit the CUDA runtime may already be unloading (its frees would
-    // then fail noisily), and the driver releases everything with the process anyway.
-    static gpu::Engine* engine = nullptr;
-    static bool attempted = false;
-    static QString failure;
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (!attempted) {
-        attempted = true;
+    SharedEngine& shared = sharedEngineState();
+    const std::lock_guard<std::mutex> lock(shared.mutex);
+    if (!shared.attempted) {
+        shared.attempted = true;
         const gpu::GpuStatus status = gpu::gpuStatus();
         if (!status.available) {
-            failure = noGpuMessage(QString::fromStdString(status.reason));
+            shared.failure = noGpuMessage(QString::fromStdString(status.reason));
         } else {
             try {
-                engine = new gpu::Engine();
+                shared.engine = std::make_unique<gpu::Engine>();
+                if (QCoreApplication::instance()) qAddPostRoutine(releaseSharedEngine);
             } catch (const std::exception& e) {
-                failure = noGpuMessage(QString::fromUtf8(e.what()));
+                shared.failure = noGpuMessage(QString::fromUtf8(e.what()));
             }
         }
     }
-    if (!engine && reasonIfNone) *reasonIfNone = failure;
-    return engine;
+    if (!shared.engine && reasonIfNone) *reasonIfNone = shared.failure;
+    return shared.engine.get();
 }
 
 RunResult execute(const RunRequest& request, const RunControl& control)
@@ -303,7 +326,7 @@ RunResult execute(const RunRequest& request, const RunControl& control)
         out.backend = backend;
         if (backend == Backend::Gpu) {
             if (!engine) out.error = noEngineReason;
-            else recordFailure(out, [&] { runGpu(request, *engine, out); });
+            else recordFailure(out, [&] { runGpu(request, control, *engine, out); });
         } else {
             recordFailure(out, [&] { runCpu(request, control, out); });
         }

@@ -5,6 +5,7 @@
 #include "kernellab/conv1d.hpp"
 #include "kernellab/cpu.hpp"
 #include "kernellab/conv2d.hpp"
+#include "kernellab/error.hpp"
 #include "kernellab/gpu/engine.hpp"
 #include "kernellab/histogram.hpp"
 #include "kernellab/metrics.hpp"
@@ -96,7 +97,8 @@ struct RunResult {
     [[nodiscard]] const BackendResult* find(Backend b) const;
 };
 
-/// Progress (0..1) and a cancellation flag checked between backends and repetitions.
+/// Progress (0..1) and a cancellation flag checked between backends and repetitions (the GPU
+/// backend's too: it replaces RunRequest::gpu.cancel, so that a cancel stops a long GPU run).
 struct RunControl {
     std::function<void(double fraction, const QString& what)> progress;
     const std::atomic<bool>* cancel = nullptr;
@@ -106,13 +108,8 @@ struct RunControl {
 
 /// Runs the request on each backend in order. Never throws for a backend's failure (it is
 /// recorded in that BackendResult); throws kl::InvalidArgument for an invalid request
-/// (validated up front) and kl::Cancelled... when cancelled.
+/// (validated up front) and kl::Cancelled when RunControl::cancel becomes true.
 RunResult execute(const RunRequest& request, const RunControl& control = {});
-
-/// Thrown by execute() when RunControl::cancel becomes true.
-struct Cancelled : std::exception {
-    const char* what() const noexcept override { return "cancelled"; }
-};
 
 /// `actual`'s output compared with `reference`'s (histograms: every count, out-of-range and
 /// NaN count as one element); nullopt when either has no output.
@@ -151,7 +148,8 @@ QJsonObject toJson(const gpu::GpuReport& report, double copyBandwidthGBs);
 QJsonObject environmentJson();
 
 /// The shared GPU engine, created on first use; nullptr when there is no usable GPU, with
-/// `reasonIfNone` set to "no CUDA device: <reason>".
+/// `reasonIfNone` set to "no CUDA device: <reason>". It is destroyed with the QCoreApplication
+/// (or at exit when there is none), so it must not be used after that.
 gpu::Engine* sharedEngine(QString* reasonIfNone = nullptr);
 
 } // namespace kl::app

@@ -1,6 +1,7 @@
 #include "execution_panel.hpp"
 
 #include "kernellab/cpu.hpp"
+#include "kernellab/gpu/engine.hpp"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -39,7 +40,7 @@ ExecutionPanel::ExecutionPanel(QWidget* parent)
     memory_->setToolTip(tr("Host buffers for GPU copies: pinned memory lets the DMA engine copy directly"));
     compareMemory_ = new QCheckBox(tr("Pageable vs pinned (run both)"));
     streams_ = new QSpinBox;
-    streams_->setRange(1, 16);
+    streams_->setRange(1, gpu::kMaxStreams);
     streams_->setToolTip(tr("CUDA streams the input's chunks are pipelined over, overlapping copies and kernels"));
     repetitions_ = new QSpinBox;
     repetitions_->setRange(0, 1000);

@@ -6,6 +6,7 @@
 #include "operation_panel.hpp"
 #include "timings_panel.hpp"
 
+#include "kernellab/gpu/engine.hpp"
 #include "kernellab/signal_io.hpp"
 
 #include <QApplication>
@@ -44,7 +45,8 @@ int main(int argc, char** argv)
                                             QStringLiteral("Comma-separated: cpu-ref, cpu-opencv, gpu."), QStringLiteral("LIST"));
     const QCommandLineOption memoryOption(QStringLiteral("memory"), QStringLiteral("GPU host memory: pageable or pinned."),
                                           QStringLiteral("KIND"));
-    const QCommandLineOption streamsOption(QStringLiteral("streams"), QStringLiteral("GPU streams, 1..16."), QStringLiteral("N"));
+    const QCommandLineOption streamsOption(QStringLiteral("streams"),
+                                           QStringLiteral("GPU streams, 1..%1.").arg(kl::gpu::kMaxStreams), QStringLiteral("N"));
     const QCommandLineOption compareOption(QStringLiteral("compare"),
                                            QStringLiteral("Also run the GPU with: memory (the other host memory kind) or "
                                                           "variants (every variant); may be repeated."),
@@ -85,7 +87,8 @@ int main(int argc, char** argv)
         if (parser.isSet(streamsOption)) {
             bool ok = false;
             const int streams = parser.value(streamsOption).toInt(&ok);
-            if (!ok || streams < 1 || streams > 16) return fail(QStringLiteral("--streams: give a number from 1 to 16"));
+            if (!ok || streams < 1 || streams > kl::gpu::kMaxStreams)
+                return fail(QStringLiteral("--streams: give a number from 1 to %1").arg(kl::gpu::kMaxStreams));
             window.executionPanel()->setStreams(streams);
         }
         for (const QString& what : parser.values(compareOption)) {

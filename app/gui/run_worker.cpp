@@ -156,7 +156,7 @@ void RunWorker::run()
         try {
             std::shared_ptr<const RunOutcome> outcome = process(id, next.second);
             emit finished(std::move(outcome));
-        } catch (const app::Cancelled&) {
+        } catch (const kl::Cancelled&) {
             QMutexLocker lock(&mutex_);
             // Superseded jobs end silently: the next one is already queued.
             if (!pending_) emit cancelled(id);
@@ -189,7 +189,7 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
                             int(scalingThreads.size()) + (panelHistograms ? 3 : 0);
     int runsDone = 0;
     const auto runStep = [&](const app::RunRequest& stepRequest) {
-        if (cancel_) throw app::Cancelled();
+        if (cancel_) throw kl::Cancelled();
         app::RunControl control;
         control.cancel = &cancel_;
         control.progress = [&](double fraction, const QString& what) {

@@ -48,7 +48,16 @@ void throwCufftError(cufftResult err, const char* call, const char* file, int li
 
 void reportCudaError(cudaError_t err, const char* call, const char* file, int line) noexcept
 {
+    cudaGetLastError();  // a failed release must not surface later as a launch error
+    // At process exit the runtime may tear itself down before the last owner releases its
+    // resources, and a reset device has destroyed them already: nothing is left to free.
+    if (err == cudaErrorCudartUnloading || err == cudaErrorContextIsDestroyed) return;
     std::fprintf(stderr, "kernellab: %s failed at %s:%d: %s\n", call, file, line, cudaGetErrorName(err));
+}
+
+void reportCufftError(cufftResult err, const char* call, const char* file, int line) noexcept
+{
+    std::fprintf(stderr, "kernellab: %s failed at %s:%d: %s\n", call, file, line, cufftName(err));
 }
 
 } // namespace kl::gpu::detail

@@ -29,7 +29,7 @@ struct Engine::Impl {
     const std::vector<Stream>& ensureStreams(int count);
 };
 
-/// Throws kl::InvalidArgument unless options are in range (streams 1..16, repetitions >= 1, warmup >= 0).
+/// Throws kl::InvalidArgument unless options are in range (streams 1..kMaxStreams, repetitions >= 1, warmup >= 0).
 void validateRunOptions(const RunOptions& options);
 
 GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options,

@@ -5,6 +5,7 @@
 #include <nvtx3/nvtx3.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -33,6 +34,15 @@ struct Repetition {
     std::vector<TimelineEntry> timeline;
 };
 
+/// Throws kl::Cancelled once `cancel` is set, after the work already queued has finished: the
+/// device is then idle with no error pending and the cached buffers are free for the next run.
+void stopIfCancelled(const Engine::Impl& engine, const std::atomic<bool>* cancel)
+{
+    if (!cancel || !cancel->load(std::memory_order_relaxed)) return;
+    for (const Stream& stream : engine.streams) stream.synchronize();
+    throw Cancelled();
+}
+
 /// Where the stages read and write on the host: the caller's memory, or pinned staging.
 struct HostSide {
     const std::byte* in = nullptr;
@@ -52,7 +62,7 @@ HostSide stageHost(Engine::Impl& engine, const Pipeline& p, HostMemory memory)
 }
 
 Repetition runEndToEnd(Engine::Impl& engine, Pipeline& p, const HostSide& host, int chunks, int streamCount,
-                       RunEvents& ev, uint64_t& bytesUp, uint64_t& bytesDown)
+                       const std::atomic<bool>* cancel, RunEvents& ev, uint64_t& bytesUp, uint64_t& bytesDown)
 {
     const auto& streams = engine.streams;
     const cudaStream_t first = streams[0].get();
@@ -63,6 +73,8 @@ Repetition runEndToEnd(Engine::Impl& engine, Pipeline& p, const HostSide& host, 
     bytesUp = bytesDown = 0;
     std::vector<ChunkContext> contexts(static_cast<size_t>(chunks));
     for (int c = 0; c < chunks; ++c) {
+        // Pageable copies return only once done, so with them this bounds a cancel's wait to about a chunk.
+        if (c > 0) stopIfCancelled(engine, cancel);
         ChunkContext& ctx = contexts[size_t(c)];
         ctx = {c, chunks, streams[size_t(c % streamCount)].get(), host.in, host.out};
         {
@@ -153,6 +165,7 @@ size_t uploadRows(const ChunkContext& ctx, const RowStrips& strips, std::byte* d
 GpuReport runPipeline(Engine::Impl& engine, Pipeline& p, const RunOptions& options)
 {
     validateRunOptions(options);
+    stopIfCancelled(engine, options.cancel);
     engine.activate();
     const int streamCount = options.endToEnd ? options.streams : 1;
     engine.ensureStreams(streamCount);
@@ -172,8 +185,9 @@ GpuReport runPipeline(Engine::Impl& engine, Pipeline& p, const RunOptions& optio
     std::vector<double> h2d, kernel, d2h, total;
     if (options.endToEnd) {
         for (int i = 0; i < options.warmup + options.repetitions; ++i) {
+            stopIfCancelled(engine, options.cancel);
             uint64_t up = 0, down = 0;
-            Repetition rep = runEndToEnd(engine, p, host, chunks, streamCount, events, up, down);
+            Repetition rep = runEndToEnd(engine, p, host, chunks, streamCount, options.cancel, events, up, down);
             if (i < options.warmup) continue;
             h2d.push_back(rep.h2d);
             kernel.push_back(rep.kernel);
@@ -191,6 +205,7 @@ GpuReport runPipeline(Engine::Impl& engine, Pipeline& p, const RunOptions& optio
         p.compute(ctx);
         engine.streams[0].synchronize();
         for (int i = 0; i < options.warmup + options.repetitions; ++i) {
+            stopIfCancelled(engine, options.cancel);
             const double ms = runKernelOnly(engine, p, ctx, events);
             if (i >= options.warmup) kernel.push_back(ms);
         }

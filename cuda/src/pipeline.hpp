@@ -74,7 +74,8 @@ private:
 size_t uploadRows(const ChunkContext& ctx, const RowStrips& strips, std::byte* device, size_t rowBytes);
 
 /// Runs the pipeline `options.warmup` times untimed, then `options.repetitions` times, and
-/// leaves the result in pipeline.hostOut.
+/// leaves the result in pipeline.hostOut. Checks `options.cancel` before each repetition and
+/// between the chunks of one; when it is set, waits for the queued work and throws kl::Cancelled.
 GpuReport runPipeline(Engine::Impl& engine, Pipeline& pipeline, const RunOptions& options);
 
 } // namespace kl::gpu

@@ -1,5 +1,6 @@
 #pragma once
-// RAII owners for CUDA resources. All are move-only; destructors never throw.
+// RAII owners for CUDA resources. All are move-only; destructors never throw and stay quiet
+// when they run after the CUDA runtime has begun unloading (KL_CUDA_TRY_NOTHROW).
 //   DevicePtr<T> / PinnedPtr<T>  unique_ptr with cudaFree / cudaFreeHost deleters
 //   Stream, Event, FftPlan       own a cudaStream_t, cudaEvent_t, cufftHandle
 //   BufferCache                  device and pinned buffers kept between runs, by role
@@ -84,7 +85,7 @@ class FftPlan {
 public:
     FftPlan() = default;
     explicit FftPlan(cufftHandle handle) : handle_(handle), valid_(true) {}
-    ~FftPlan() { if (valid_) cufftDestroy(handle_); }
+    ~FftPlan() { if (valid_) KL_CUFFT_TRY_NOTHROW(cufftDestroy(handle_)); }
     FftPlan(FftPlan&& o) noexcept : handle_(o.handle_), valid_(std::exchange(o.valid_, false)) {}
     FftPlan& operator=(FftPlan&& o) noexcept { std::swap(handle_, o.handle_); std::swap(valid_, o.valid_); return *this; }
     FftPlan(const FftPlan&) = delete;

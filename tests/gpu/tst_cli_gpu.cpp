@@ -1,7 +1,9 @@
 // kernellab-cli on a GPU machine: `run --backends gpu` for every op and variant end to end
 // (report with GPU stages, bytes, timeline and a comparison that agrees with the CPU),
 // kernel-only timing, pinned memory with several streams, bench --quick with GPU rows,
-// sweep and info. Skipped ("no CUDA device: <reason>") without a GPU.
+// sweep and info; a clean exit (code 0, no failed CUDA release on stderr) once the engine
+// and the runtime shut down, and Ctrl-C stopping a long GPU run promptly (it prints
+// "Ctrl-C to exit: X ms"). Skipped ("no CUDA device: <reason>") without a GPU.
 //
 #include "kernellab/gpu/engine.hpp"
 #include "cli_runner.hpp"
@@ -9,6 +11,7 @@
 #include "test_support.hpp"
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -16,6 +19,10 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QtTest>
+
+#include <csignal>
+
+#include <sys/types.h>
 
 namespace {
 
@@ -208,6 +215,51 @@ private slots:
         const CliRun run = runCli({"sweep", "--op", "transpose", "--from", "10", "--to", "20", "--require-gpu"});
         QVERIFY2(run.exitCode == 0, describe(run));
         QVERIFY2(run.out.contains(QStringLiteral("GPU end to end (pinned)")), describe(run));
+    }
+
+    void exitsCleanlyAfterGpuWork_data()
+    {
+        QTest::addColumn<QStringList>("opArgs");
+        const QStringList conv2d = {"--op", "conv2d", "--size", "7", "--generate", "image:640x480:u8:3:noise"};
+        QTest::newRow("conv2d pinned x4") << conv2d + QStringList{"--memory", "pinned", "--streams", "4"};
+        QTest::newRow("conv2d kernel-only") << conv2d + QStringList{"--kernel-only"};  // the stream gate's mapped memory
+        QTest::newRow("conv1d fft") << QStringList{"--op", "conv1d", "--preset", "low-pass", "--cutoff", "4000", "--taps",
+                                                   "255", "--variant", "fft", "--generate", "signal:100000:2:48000:noise"};
+        QTest::newRow("histogram") << QStringList{"--op", "histogram", "--generate", "image:640x480:u16:1:noise"};
+    }
+
+    /// The shared engine (buffers, streams, events, cuFFT plans) is released as the process ends,
+    /// before the CUDA runtime unloads; none of it may fail noisily or change the exit code.
+    void exitsCleanlyAfterGpuWork()
+    {
+        QFETCH(QStringList, opArgs);
+        const CliRun run = runCli(QStringList{"run", "--backends", "gpu", "--repetitions", "2", "--quiet"} + opArgs);
+        QVERIFY2(run.exitCode == 0, describe(run));
+        QVERIFY2(!run.err.contains(QStringLiteral("failed")), describe(run));
+    }
+
+    /// Ctrl-C reaches the engine between repetitions and chunks: a GPU run of about a minute
+    /// (8192x8192 f32, 15x15 naive, 1000 end-to-end repetitions) exits with 130 at once.
+    void interruptStopsAGpuRun()
+    {
+        QProcess process;
+        process.start(cliPath(), {"run", "--generate", "image:8192x8192:f32:1:noise", "--op", "conv2d", "--preset", "box",
+                                  "--size", "15", "--variant", "naive", "--backends", "gpu", "--repetitions", "1000"});
+        QVERIFY(process.waitForStarted());
+        // The run prints nothing before it ends; this covers generating the input and starting the engine.
+        QTest::qWait(5000);
+        QCOMPARE(process.state(), QProcess::Running);
+        QElapsedTimer sinceInterrupt;
+        sinceInterrupt.start();
+        ::kill(pid_t(process.processId()), SIGINT);
+        QVERIFY(process.waitForFinished(120000));
+        const qint64 ms = sinceInterrupt.elapsed();
+        qInfo("Ctrl-C to exit: %lld ms", static_cast<long long>(ms));
+        const QString err = QString::fromUtf8(process.readAllStandardError());
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(process.exitCode() == 130, qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("cancelled")) && !err.contains(QStringLiteral("failed")), qPrintable(err));
+        QVERIFY2(ms < 2000, qPrintable(QStringLiteral("%1 ms from Ctrl-C to exit").arg(ms)));
     }
 };
 
