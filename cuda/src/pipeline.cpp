@@ -73,7 +73,8 @@ Repetition runEndToEnd(Engine::Impl& engine, Pipeline& p, const HostSide& host, 
     bytesUp = bytesDown = 0;
     std::vector<ChunkContext> contexts(static_cast<size_t>(chunks));
     for (int c = 0; c < chunks; ++c) {
-        // Pageable copies return only once done, so with them this bounds a cancel's wait to about a chunk.
+        // Checked before every stage: a pageable copy returns only once done, so with one stream
+        // (one chunk) a cancel waits for about one stage, not a whole repetition.
         if (c > 0) stopIfCancelled(engine, cancel);
         ChunkContext& ctx = contexts[size_t(c)];
         ctx = {c, chunks, streams[size_t(c % streamCount)].get(), host.in, host.out};
@@ -83,6 +84,7 @@ Repetition runEndToEnd(Engine::Impl& engine, Pipeline& p, const HostSide& host, 
             bytesUp += p.upload(ctx);
             ev.end(c, Stage::H2D).record(ctx.stream);
         }
+        stopIfCancelled(engine, cancel);
         {
             Range r{("kernel " + p.op + " " + p.variant).c_str()};
             ev.begin(c, Stage::Kernel).record(ctx.stream);
@@ -90,6 +92,7 @@ Repetition runEndToEnd(Engine::Impl& engine, Pipeline& p, const HostSide& host, 
             ev.end(c, Stage::Kernel).record(ctx.stream);
         }
         if (p.download) {
+            stopIfCancelled(engine, cancel);
             Range r{("d2h " + p.op).c_str()};
             ev.begin(c, Stage::D2H).record(ctx.stream);
             bytesDown += p.download(ctx);
