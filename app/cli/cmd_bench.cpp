@@ -1,6 +1,7 @@
 // kernellab-cli bench: ops x variants x sizes x depths x memory modes x stream counts,
 // every GPU output verified against the CPU before it is timed.
 #include "bench_support.hpp"
+#include "csv.hpp"
 #include "generators.hpp"
 
 #include "kernellab/error.hpp"
@@ -462,8 +463,6 @@ QString csvOf(const std::vector<BenchRow>& rows)
                                  "max_abs_error,error\n");
     auto num = [](double v) { return v > 0 && std::isfinite(v) ? QString::number(v, 'g', 8) : QString(); };
     for (const BenchRow& r : rows) {
-        QString error = r.error;
-        error.replace(QLatin1Char('"'), QStringLiteral("\"\""));
         csv += QStringList{r.op, r.backend, r.variant, QString::number(r.width), QString::number(r.height),
                            QString::number(r.frames), r.depth, QString::number(r.channels),
                            r.cpuThreads ? QString::number(r.cpuThreads) : QString(), r.memory,
@@ -473,7 +472,7 @@ QString csvOf(const std::vector<BenchRow>& rows)
                            num(r.endToEnd.medianMs), num(r.endToEnd.minMs), num(r.endToEnd.maxMs), num(r.endToEndGBs),
                            num(r.hostPct),
                            num(r.speedupKernel), num(r.speedupEndToEnd), r.verifiedAgainst,
-                           QString::number(r.maxAbsError, 'g', 6), QLatin1Char('"') + error + QLatin1Char('"')}
+                           QString::number(r.maxAbsError, 'g', 6), app::csvField(r.error)}
                    .join(QLatin1Char(','))
                + QLatin1Char('\n');
     }

@@ -1,5 +1,7 @@
 #include "output_files.hpp"
 
+#include "csv.hpp"
+
 #include "kernellab/error.hpp"
 #include "kernellab/image_io.hpp"
 #include "kernellab/signal_io.hpp"
@@ -86,7 +88,7 @@ void saveOutput(const QString& path, const BackendResult& result, const RunReque
 QString histogramCsv(const HistogramResult& h)
 {
     QStringList labels;
-    for (const std::string& l : h.labels) labels << QString::fromStdString(l);
+    for (const std::string& l : h.labels) labels << csvField(QString::fromStdString(l));
     auto joinedCounts = [](const std::vector<uint64_t>& counts) {
         QStringList list;
         for (uint64_t c : counts) list << QString::number(c);

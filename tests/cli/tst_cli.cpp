@@ -591,6 +591,21 @@ private slots:
         QCOMPARE(int(pixels.count(char(128))), 257 * 131);
     }
 
+    void reportCsvQuotesFieldsWithCommasAndQuotes()
+    {
+        const QString input = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/a,\"b\".png");
+        QVERIFY(QFile::copy(sample("camera.png"), input));
+        const CliRun run = runOp({"--op", "transpose", "--input", input}, QStringLiteral("out.png"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        QFile csv(outputPath(QStringLiteral("report.csv")));
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).split(QLatin1Char('\n'));
+        const QString quoted = QLatin1Char('"') + QString(input).replace(QStringLiteral("\""), QStringLiteral("\"\"")) +
+                               QLatin1Char('"');
+        QVERIFY2(lines.value(1).startsWith(QStringLiteral("transpose,") + quoted + QStringLiteral(",cpu-ref,true,,")),
+                 qPrintable(lines.value(1)));
+    }
+
     void sweepWritesCsv()
     {
         const QString dir = QString::fromStdString(kltest::tempDir());
