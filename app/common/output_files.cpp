@@ -7,6 +7,7 @@
 #include "kernellab/signal_io.hpp"
 
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QSaveFile>
 #include <QStringList>
 
@@ -43,14 +44,6 @@ QStringList imageExtensionList()
     return list;
 }
 
-void writeText(const QString& path, const QString& text)
-{
-    // QSaveFile writes a temporary file and renames it, so a failure leaves no half-written file.
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(text.toUtf8()) < 0 || !file.commit())
-        throw IoError(QStringLiteral("cannot write '%1': %2").arg(path, file.errorString()).toStdString());
-}
-
 } // namespace
 
 void checkOutputPath(const QString& path, const RunRequest& request)
@@ -74,7 +67,7 @@ void saveOutput(const QString& path, const BackendResult& result, const RunReque
         throw InvalidArgument(("output: backend " + toString(result.backend) + " failed: " + result.error).toStdString());
     const std::string file = path.toStdString();
     if (result.histogram) {
-        writeText(path, histogramCsv(*result.histogram));
+        writeFile(path, histogramCsv(*result.histogram).toUtf8());
     } else if (!result.image.empty()) {
         saveImage(file, result.image);
     } else if (!result.signal.empty()) {
@@ -83,6 +76,24 @@ void saveOutput(const QString& path, const BackendResult& result, const RunReque
         const Signal& s = request.signal;
         saveSignal(file, fromInterleaved(result.interleaved.data(), s.frames, s.channels, s.sampleRate));
     }
+}
+
+QByteArray reportBytes(const RunResult& result, ReportFormat format)
+{
+    return format == ReportFormat::Csv ? toCsv(result).toUtf8()
+                                       : QJsonDocument(toJson(result)).toJson(QJsonDocument::Indented);
+}
+
+void saveReport(const QString& path, const RunResult& result, ReportFormat format)
+{
+    writeFile(path, reportBytes(result, format));
+}
+
+void writeFile(const QString& path, const QByteArray& contents)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(contents) != contents.size() || !file.commit())
+        throw IoError(QStringLiteral("cannot write '%1': %2").arg(path, file.errorString()).toStdString());
 }
 
 QString histogramCsv(const HistogramResult& h)
