@@ -7,8 +7,8 @@
 // `throughput` (KL_BENCH=1 only) prints the benchmark that docs/performance.md
 // (conv2d section) quotes.
 //
-// Comparison rule: kernellab/acceptance.hpp (kltest::checkConv2D): f32 within 1e-5 of the
-// reference's largest value; u8/u16 equal but at rounding ties.
+// Comparison rule: kernellab/acceptance.hpp (kltest::checkConv2D): f32 within kFloatRelTolerance
+// of the reference's largest value; u8/u16 equal but at rounding ties.
 #include "kernellab/conv2d.hpp"
 #include "kernellab/error.hpp"
 #include "kernellab/gpu/engine.hpp"
@@ -385,7 +385,7 @@ private slots:
                 QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "shared") + ": " + failure));
                 if (depth == CV_32F) {
                     const double difference = cv::norm(separable, direct, cv::NORM_INF);
-                    QVERIFY2(difference <= 1e-5 * cv::norm(direct, cv::NORM_INF),
+                    QVERIFY2(difference <= kl::kFloatRelTolerance * cv::norm(direct, cv::NORM_INF),
                              kltest::msg(describe(input, spec, "separable") + ": differs from shared"));
                 }
             }
