@@ -1,6 +1,8 @@
 #include "cli.hpp"
 
-#include <QSaveFile>
+#include "output_files.hpp"
+
+#include "kernellab/error.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -128,9 +130,11 @@ gpu::Engine* gpuEngine(bool required, const QString& requiredBy, QString* reason
 
 void writeTextFile(const QString& path, const QByteArray& contents)
 {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(contents) != contents.size() || !file.commit())
-        throw CliError(kExitFailure, QStringLiteral("cannot write '%1': %2").arg(path, file.errorString()));
+    try {
+        app::writeFile(path, contents);
+    } catch (const IoError& e) {
+        throw CliError(kExitFailure, QString::fromUtf8(e.what()));
+    }
 }
 
 void printLine(const QString& line)

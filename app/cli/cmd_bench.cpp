@@ -1,9 +1,12 @@
 // kernellab-cli bench: ops x variants x sizes x depths x memory modes x stream counts,
 // every GPU output verified against the CPU before it is timed.
 #include "bench_support.hpp"
+#include "csv.hpp"
 #include "generators.hpp"
 
+#include "kernellab/error.hpp"
 #include "kernellab/image.hpp"
+#include "kernellab/image_io.hpp"
 #include "kernellab/signal_io.hpp"
 
 #include <QDateTime>
@@ -140,23 +143,6 @@ QStringList variantsToRun(app::Op op, const QStringList& filter)
     return chosen;
 }
 
-/// .npy (C order) of an image: (rows, cols) or (rows, cols, channels), |u1 / <u2 / <f4.
-void saveImageNpy(const QString& path, const cv::Mat& image)
-{
-    const char* descr = image.depth() == CV_8U ? "|u1" : (image.depth() == CV_16U ? "<u2" : "<f4");
-    const QString shape = image.channels() == 1 ? QStringLiteral("(%1, %2)").arg(image.rows).arg(image.cols)
-                                                : QStringLiteral("(%1, %2, %3)").arg(image.rows).arg(image.cols).arg(image.channels());
-    QByteArray header = QStringLiteral("{'descr': '%1', 'fortran_order': False, 'shape': %2, }").arg(QLatin1String(descr), shape).toLatin1();
-    // Version 1.0: magic, version, uint16 header length; the data starts 64-byte aligned.
-    const int prefix = 10;
-    header.append(QByteArray(63 - (prefix + header.size()) % 64, ' ')).append('\n');
-    QByteArray bytes("\x93NUMPY\x01\x00", 8);
-    bytes.append(char(header.size() & 0xff)).append(char(header.size() >> 8)).append(header);
-    const size_t rowBytes = size_t(image.cols) * image.elemSize();
-    for (int y = 0; y < image.rows; ++y) bytes.append(reinterpret_cast<const char*>(image.ptr(y)), qsizetype(rowBytes));
-    writeTextFile(path, bytes);
-}
-
 class Bench {
 public:
     Bench(BenchOptions options, gpu::Engine* engine, const Bandwidth& bandwidth, ProgressBar& progress)
@@ -234,25 +220,30 @@ private:
         if (o_.dumpDir.isEmpty()) return;
         QDir().mkpath(o_.dumpDir);
         const QDir dir(o_.dumpDir);
-        if (r.image.empty()) {
-            inputFile_ = QStringLiteral("signal_%1_c%2.npy").arg(r.signal.frames).arg(r.signal.channels);
-            saveSignal(dir.filePath(inputFile_).toStdString(), r.signal);
-        } else {
-            inputFile_ = QStringLiteral("image_%1x%2_%3_c%4.npy")
-                             .arg(r.image.cols)
-                             .arg(r.image.rows)
-                             .arg(QString::fromStdString(depthName(r.image.depth())))
-                             .arg(r.image.channels());
-            saveImageNpy(dir.filePath(inputFile_), r.image);
-        }
-        if (r.op == app::Op::Conv2D) {
-            kernelFile_ = QStringLiteral("conv2d_kernel_%1x%2.npy").arg(r.conv2d.kernel.cols).arg(r.conv2d.kernel.rows);
-            saveImageNpy(dir.filePath(kernelFile_), r.conv2d.kernel);
-        } else if (r.op == app::Op::Conv1D) {
-            kernelFile_ = QStringLiteral("conv1d_taps_%1.npy").arg(r.conv1d.taps.size());
-            Signal taps(1, r.conv1d.taps.size(), 1.0);
-            taps.data = r.conv1d.taps;
-            saveSignal(dir.filePath(kernelFile_).toStdString(), taps);
+        const auto file = [&](const QString& name) { return dir.filePath(name).toStdString(); };
+        try {
+            if (r.image.empty()) {
+                inputFile_ = QStringLiteral("signal_%1_c%2.npy").arg(r.signal.frames).arg(r.signal.channels);
+                saveSignal(file(inputFile_), r.signal);
+            } else {
+                inputFile_ = QStringLiteral("image_%1x%2_%3_c%4.npy")
+                                 .arg(r.image.cols)
+                                 .arg(r.image.rows)
+                                 .arg(QString::fromStdString(depthName(r.image.depth())))
+                                 .arg(r.image.channels());
+                saveImageNpy(file(inputFile_), r.image);
+            }
+            if (r.op == app::Op::Conv2D) {
+                kernelFile_ = QStringLiteral("conv2d_kernel_%1x%2.npy").arg(r.conv2d.kernel.cols).arg(r.conv2d.kernel.rows);
+                saveImageNpy(file(kernelFile_), r.conv2d.kernel);
+            } else if (r.op == app::Op::Conv1D) {
+                kernelFile_ = QStringLiteral("conv1d_taps_%1.npy").arg(r.conv1d.taps.size());
+                Signal taps(1, r.conv1d.taps.size(), 1.0);
+                taps.data = r.conv1d.taps;
+                saveSignal(file(kernelFile_), taps);
+            }
+        } catch (const IoError& e) {
+            throw CliError(kExitFailure, QString::fromUtf8(e.what()));  // a write failed (main() takes IoError for input)
         }
     }
 
@@ -472,8 +463,6 @@ QString csvOf(const std::vector<BenchRow>& rows)
                                  "max_abs_error,error\n");
     auto num = [](double v) { return v > 0 && std::isfinite(v) ? QString::number(v, 'g', 8) : QString(); };
     for (const BenchRow& r : rows) {
-        QString error = r.error;
-        error.replace(QLatin1Char('"'), QStringLiteral("\"\""));
         csv += QStringList{r.op, r.backend, r.variant, QString::number(r.width), QString::number(r.height),
                            QString::number(r.frames), r.depth, QString::number(r.channels),
                            r.cpuThreads ? QString::number(r.cpuThreads) : QString(), r.memory,
@@ -483,7 +472,7 @@ QString csvOf(const std::vector<BenchRow>& rows)
                            num(r.endToEnd.medianMs), num(r.endToEnd.minMs), num(r.endToEnd.maxMs), num(r.endToEndGBs),
                            num(r.hostPct),
                            num(r.speedupKernel), num(r.speedupEndToEnd), r.verifiedAgainst,
-                           QString::number(r.maxAbsError, 'g', 6), QLatin1Char('"') + error + QLatin1Char('"')}
+                           QString::number(r.maxAbsError, 'g', 6), app::csvField(r.error)}
                    .join(QLatin1Char(','))
                + QLatin1Char('\n');
     }

@@ -5,8 +5,6 @@
 
 #include "kernellab/error.hpp"
 
-#include <QJsonDocument>
-
 #include <algorithm>
 #include <cmath>
 
@@ -146,19 +144,17 @@ int runRun(const QStringList& arguments)
     const app::RunResult result = app::execute(request, control);
     progress.clear();
 
-    const QJsonObject report = app::toJson(result);
-    if (jsonToStdout) std::fputs(QJsonDocument(report).toJson(QJsonDocument::Indented).constData(), stdout);
-    else printSummary(result, report);
-    if (parser.isSet(QStringLiteral("report")))
-        writeTextFile(parser.value(QStringLiteral("report")), QJsonDocument(report).toJson(QJsonDocument::Indented));
-    if (parser.isSet(QStringLiteral("csv"))) writeTextFile(parser.value(QStringLiteral("csv")), app::toCsv(result).toUtf8());
-    if (parser.isSet(QStringLiteral("output"))) {
-        const QString path = parser.value(QStringLiteral("output"));
-        try {
-            app::saveOutput(path, outputSource(result, parser), request);
-        } catch (const IoError& e) {
-            throw CliError(kExitFailure, QString::fromUtf8(e.what()));
-        }
+    if (jsonToStdout) std::fputs(app::reportBytes(result, app::ReportFormat::Json).constData(), stdout);
+    else printSummary(result, app::toJson(result));
+    try {
+        if (parser.isSet(QStringLiteral("report")))
+            app::saveReport(parser.value(QStringLiteral("report")), result, app::ReportFormat::Json);
+        if (parser.isSet(QStringLiteral("csv")))
+            app::saveReport(parser.value(QStringLiteral("csv")), result, app::ReportFormat::Csv);
+        if (parser.isSet(QStringLiteral("output")))
+            app::saveOutput(parser.value(QStringLiteral("output")), outputSource(result, parser), request);
+    } catch (const IoError& e) {
+        throw CliError(kExitFailure, QString::fromUtf8(e.what()));
     }
 
     // The GPU's absence was reported above when it was only part of the default set.

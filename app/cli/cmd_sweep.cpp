@@ -1,6 +1,7 @@
 // kernellab-cli sweep: one op over sizes 2^from .. 2^to elements; CPU (OpenCV) against the GPU
 // kernel alone and end to end (pageable and pinned), and where the GPU starts to win.
 #include "bench_support.hpp"
+#include "csv.hpp"
 
 #include "kernellab/image.hpp"
 
@@ -41,13 +42,11 @@ QString sweepCsv(const std::vector<SweepRow>& rows)
                                  "gpu_end_to_end_pageable_ms,gpu_end_to_end_pinned_ms,ok,error\n");
     auto num = [](double v) { return v > 0 ? QString::number(v, 'g', 8) : QString(); };
     for (const SweepRow& r : rows) {
-        QString error = r.error;
-        error.replace(QLatin1Char('"'), QStringLiteral("\"\""));
         csv += QStringList{QString::number(r.log2Elements), QString::number(1ull << r.log2Elements),
                            QString::number(r.cols), QString::number(r.rows), QString::number(r.frames), num(r.cpuMs),
                            num(r.kernelMs), num(r.pageableMs), num(r.pinnedMs),
                            r.error.isEmpty() ? QStringLiteral("true") : QStringLiteral("false"),
-                           QLatin1Char('"') + error + QLatin1Char('"')}
+                           app::csvField(r.error)}
                    .join(QLatin1Char(','))
                + QLatin1Char('\n');
     }

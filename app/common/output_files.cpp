@@ -1,10 +1,13 @@
 #include "output_files.hpp"
 
+#include "csv.hpp"
+
 #include "kernellab/error.hpp"
 #include "kernellab/image_io.hpp"
 #include "kernellab/signal_io.hpp"
 
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QSaveFile>
 #include <QStringList>
 
@@ -41,14 +44,6 @@ QStringList imageExtensionList()
     return list;
 }
 
-void writeText(const QString& path, const QString& text)
-{
-    // QSaveFile writes a temporary file and renames it, so a failure leaves no half-written file.
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(text.toUtf8()) < 0 || !file.commit())
-        throw IoError(QStringLiteral("cannot write '%1': %2").arg(path, file.errorString()).toStdString());
-}
-
 } // namespace
 
 void checkOutputPath(const QString& path, const RunRequest& request)
@@ -72,7 +67,7 @@ void saveOutput(const QString& path, const BackendResult& result, const RunReque
         throw InvalidArgument(("output: backend " + toString(result.backend) + " failed: " + result.error).toStdString());
     const std::string file = path.toStdString();
     if (result.histogram) {
-        writeText(path, histogramCsv(*result.histogram));
+        writeFile(path, histogramCsv(*result.histogram).toUtf8());
     } else if (!result.image.empty()) {
         saveImage(file, result.image);
     } else if (!result.signal.empty()) {
@@ -83,10 +78,28 @@ void saveOutput(const QString& path, const BackendResult& result, const RunReque
     }
 }
 
+QByteArray reportBytes(const RunResult& result, ReportFormat format)
+{
+    return format == ReportFormat::Csv ? toCsv(result).toUtf8()
+                                       : QJsonDocument(toJson(result)).toJson(QJsonDocument::Indented);
+}
+
+void saveReport(const QString& path, const RunResult& result, ReportFormat format)
+{
+    writeFile(path, reportBytes(result, format));
+}
+
+void writeFile(const QString& path, const QByteArray& contents)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(contents) != contents.size() || !file.commit())
+        throw IoError(QStringLiteral("cannot write '%1': %2").arg(path, file.errorString()).toStdString());
+}
+
 QString histogramCsv(const HistogramResult& h)
 {
     QStringList labels;
-    for (const std::string& l : h.labels) labels << QString::fromStdString(l);
+    for (const std::string& l : h.labels) labels << csvField(QString::fromStdString(l));
     auto joinedCounts = [](const std::vector<uint64_t>& counts) {
         QStringList list;
         for (uint64_t c : counts) list << QString::number(c);

@@ -1,6 +1,8 @@
 // The report schema (docs/report-format.md): toJson, toCsv and their building blocks.
 #include "session.hpp"
 
+#include "csv.hpp"
+
 #include "kernellab/image.hpp"
 
 #include <opencv2/core/utility.hpp>
@@ -181,12 +183,6 @@ QJsonObject speedupsJson(const RunResult& result)
             speedups[QStringLiteral("gpu_end_to_end_vs_") + toString(cpu.backend)] = cpu.time.medianMs / g.total.medianMs;
     }
     return speedups;
-}
-
-QString csvField(const QString& s)
-{
-    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n'))) return s;
-    return QLatin1Char('"') + QString(s).replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"');
 }
 
 QString csvNumber(double v) { return std::isfinite(v) ? QString::number(v, 'g', 8) : QString(); }

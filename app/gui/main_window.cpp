@@ -2,7 +2,6 @@
 
 #include "app_paths.hpp"
 #include "execution_panel.hpp"
-#include "generate_dialog.hpp"
 #include "histogram_panel.hpp"
 #include "operation_panel.hpp"
 #include "signal_view.hpp"
@@ -10,34 +9,22 @@
 #include "timings_panel.hpp"
 
 #include "kernellab/image.hpp"
-#include "kernellab/image_io.hpp"
-#include "kernellab/signal_io.hpp"
+#include "kernellab/signal.hpp"
 
-#include <QAction>
 #include <QCloseEvent>
 #include <QDateTime>
-#include <QDir>
 #include <QDockWidget>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
-#include <QKeySequence>
 #include <QLabel>
-#include <QMenuBar>
-#include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QPushButton>
 #include <QRegularExpression>
-#include <QScrollArea>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QStyle>
-#include <QToolBar>
 #include <QToolButton>
-#include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
 // The resources live in this static library, whose registration object the linker would
@@ -51,7 +38,6 @@ namespace kl::gui {
 namespace {
 
 constexpr int kRerunDelayMs = 300;
-constexpr int kMaxRecentFiles = 10;
 constexpr int kProgressSteps = 1000;
 
 QString ms(double v)
@@ -103,13 +89,6 @@ QString joinParameters(const app::ParameterMap& parameters)
     QStringList parts;
     for (auto it = parameters.begin(); it != parameters.end(); ++it) parts << it.key() + QLatin1Char('=') + it.value();
     return parts.join(QLatin1Char(' '));
-}
-
-QStringList extensionPatterns(const std::vector<std::string>& extensions)
-{
-    QStringList patterns;
-    for (const std::string& e : extensions) patterns << QStringLiteral("*") + QString::fromStdString(e);
-    return patterns;
 }
 
 /// The sample rate a file name suggests ("ecg_360hz.npy" -> 360), or 48000.
@@ -241,129 +220,6 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
 MainWindow::~MainWindow()
 {
     loader_.waitForFinished();
-}
-
-void MainWindow::buildDocks()
-{
-    operation_ = new OperationPanel;
-    execution_ = new ExecutionPanel;
-    timings_ = new TimingsPanel;
-    streams_ = new StreamsPanel;
-    histogram_ = new HistogramPanel;
-    log_ = new QPlainTextEdit;
-    log_->setReadOnly(true);
-    log_->setMaximumBlockCount(5000);
-
-    const auto dock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
-        auto* d = new QDockWidget(title, this);
-        d->setObjectName(name);
-        d->setWidget(content);
-        addDockWidget(area, d);
-        return d;
-    };
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(operation_);
-    scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(340);
-    QDockWidget* operationDock = dock(tr("Operation"), QStringLiteral("operationDock"), scroll, Qt::RightDockWidgetArea);
-
-    auto* executionBox = new QWidget;
-    auto* executionLayout = new QVBoxLayout(executionBox);
-    executionLayout->setContentsMargins(0, 0, 0, 0);
-    executionLayout->addWidget(execution_);
-    auto* runButton = new QPushButton(style()->standardIcon(QStyle::SP_MediaPlay), tr("Run (F5)"));
-    connect(runButton, &QPushButton::clicked, this, &MainWindow::runNow);
-    executionLayout->addWidget(runButton);
-    QDockWidget* executionDock = dock(tr("Execution"), QStringLiteral("executionDock"), executionBox, Qt::RightDockWidgetArea);
-    splitDockWidget(operationDock, executionDock, Qt::Vertical);
-
-    QDockWidget* timingsDock = dock(tr("Timings"), QStringLiteral("timingsDock"), timings_, Qt::BottomDockWidgetArea);
-    QDockWidget* streamsDock = dock(tr("Streams"), QStringLiteral("streamsDock"), streams_, Qt::BottomDockWidgetArea);
-    QDockWidget* histogramDock = dock(tr("Histogram"), QStringLiteral("histogramDock"), histogram_, Qt::BottomDockWidgetArea);
-    QDockWidget* logDock = dock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
-    tabifyDockWidget(timingsDock, streamsDock);
-    tabifyDockWidget(streamsDock, histogramDock);
-    tabifyDockWidget(histogramDock, logDock);
-    timingsDock->raise();
-    resizeDocks({timingsDock}, {280}, Qt::Vertical);
-    resizeDocks({operationDock, executionDock}, {600, 300}, Qt::Vertical);
-    resizeDocks({operationDock}, {420}, Qt::Horizontal);
-}
-
-void MainWindow::buildActions()
-{
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this, [this] {
-        const QString filter = tr("Images and signals (%1 %2);;All files (*)")
-                                   .arg(extensionPatterns(imageExtensions()).join(QLatin1Char(' ')),
-                                        extensionPatterns(signalExtensions()).join(QLatin1Char(' ')));
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open image or signal"), lastFolder_, filter);
-        if (!path.isEmpty()) openFile(path);
-    });
-    open->setShortcut(QKeySequence::Open);
-    recentMenu_ = file->addMenu(tr("Open &Recent"));
-    samplesMenu_ = file->addMenu(tr("&Samples"));
-    connect(samplesMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildSamplesMenu);
-    rebuildSamplesMenu();
-    QAction* generate = file->addAction(QIcon(QStringLiteral(":/icons/generate.png")), tr("&Generate test input…"), this, [this] {
-        GenerateDialog dialog(this);
-        if (dialog.exec() == QDialog::Accepted) generateInput(dialog.spec());
-    });
-    generate->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
-    file->addSeparator();
-    QAction* saveCpu = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Save &CPU output…"), this,
-                                       [this] { saveOutputAs(app::Backend::CpuReference); });
-    saveCpu->setShortcut(QKeySequence::Save);
-    file->addAction(tr("Save &GPU output…"), this, [this] { saveOutputAs(app::Backend::Gpu); });
-    file->addAction(tr("Save report as &JSON…"), this, [this] { saveReportAs(true); });
-    file->addAction(tr("Save report as CS&V…"), this, [this] { saveReportAs(false); });
-    QMenu* png = file->addMenu(tr("Save as &PNG"));
-    png->addAction(tr("Views…"), this, [this] { saveWidgetPngAs(views_, QStringLiteral("views.png")); });
-    png->addAction(tr("Timings…"), this, [this] { saveWidgetPngAs(timings_, QStringLiteral("timings.png")); });
-    png->addAction(tr("Streams…"), this, [this] { saveWidgetPngAs(streams_, QStringLiteral("streams.png")); });
-    png->addAction(tr("Histogram…"), this, [this] { saveWidgetPngAs(histogram_, QStringLiteral("histogram.png")); });
-    png->addAction(tr("Whole window…"), this, [this] { saveWidgetPngAs(this, QStringLiteral("kernellab.png")); });
-    file->addSeparator();
-    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence::Quit);
-
-    QMenu* run = menuBar()->addMenu(tr("&Run"));
-    QAction* runAction = run->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this, &MainWindow::runNow);
-    runAction->setShortcut(QKeySequence(Qt::Key_F5));
-    QAction* cancel = run->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), this, &MainWindow::cancelRun);
-    cancel->setShortcut(QKeySequence(Qt::Key_Escape));
-
-    QMenu* view = menuBar()->addMenu(tr("&View"));
-    QAction* fit = view->addAction(tr("&Fit"), this, [this] { images_->sync()->fit(); });
-    fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
-    QAction* actual = view->addAction(tr("&100 %"), this, [this] { images_->sync()->setScale(1); });
-    actual->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
-    QAction* zoomIn = view->addAction(tr("Zoom &in"), this, [this] { images_->sync()->zoomBy(1.25); });
-    zoomIn->setShortcut(QKeySequence::ZoomIn);
-    QAction* zoomOut = view->addAction(tr("Zoom &out"), this, [this] { images_->sync()->zoomBy(0.8); });
-    zoomOut->setShortcut(QKeySequence::ZoomOut);
-    view->addSeparator();
-    QMenu* panels = view->addMenu(tr("&Panels"));
-    for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
-
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About KernelLab"), this, [this] {
-        QMessageBox::about(this, tr("About KernelLab"),
-                           tr("<b>KernelLab</b><p>2D and 1D convolution, histogram and transpose on the CPU "
-                              "(plain loops and OpenCV) and on a CUDA GPU, side by side, with where the time went.</p>"));
-    });
-
-    QToolBar* tools = addToolBar(tr("Main"));
-    tools->setObjectName(QStringLiteral("mainToolBar"));
-    tools->addAction(open);
-    tools->addAction(generate);
-    tools->addAction(saveCpu);
-    tools->addSeparator();
-    tools->addAction(runAction);
-    tools->addAction(cancel);
-    tools->addSeparator();
-    tools->addAction(fit);
-    tools->addAction(actual);
 }
 
 bool MainWindow::showPanel(const QString& name)
@@ -658,34 +514,6 @@ void MainWindow::setProgress(bool visible, double fraction, const QString& what)
     cancelButton_->setVisible(visible);
     progress_->setValue(int(fraction * kProgressSteps));
     progress_->setFormat(what.isEmpty() ? QStringLiteral("%p%") : what + QStringLiteral(" %p%"));
-}
-
-void MainWindow::addRecentFile(const QString& path)
-{
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    recentFiles_.removeAll(absolute);
-    recentFiles_.prepend(absolute);
-    while (recentFiles_.size() > kMaxRecentFiles) recentFiles_.removeLast();
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu()
-{
-    recentMenu_->clear();
-    for (const QString& path : recentFiles_) recentMenu_->addAction(path, this, [this, path] { openFile(path); });
-    recentMenu_->setEnabled(!recentFiles_.isEmpty());
-}
-
-void MainWindow::rebuildSamplesMenu()
-{
-    samplesMenu_->clear();
-    QStringList patterns = extensionPatterns(imageExtensions()) + extensionPatterns(signalExtensions());
-    const QDir samples(app::sampleDataDir());
-    for (const QFileInfo& f : samples.entryInfoList(patterns, QDir::Files, QDir::Name)) {
-        const QString path = f.absoluteFilePath();
-        samplesMenu_->addAction(f.fileName(), this, [this, path] { openFile(path); });
-    }
-    if (samplesMenu_->isEmpty()) samplesMenu_->addAction(tr("No samples in %1").arg(samples.path()))->setEnabled(false);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -53,10 +53,11 @@ public:
     void runNow();
     /// Cancels the run in flight (Esc).
     void cancelRun();
-    /// Writes the shown CPU or GPU output (image or signal format by extension); false, with
-    /// the error in the status bar and log, when there is none or it cannot be written.
+    /// Writes the shown CPU or GPU output as the CLI's --output does (output_files.hpp: an image,
+    /// a signal or a histogram CSV, by the op and the path's extension); false, with the error in
+    /// the status bar and log, when there is none or it cannot be written.
     bool saveOutput(app::Backend backend, const QString& path);
-    /// The last run's report, JSON or CSV by the path's extension (the CLI's schema).
+    /// The last run's report as the CLI's --report (JSON) or --csv writes it, by the path's extension.
     bool saveReport(const QString& path);
     bool saveWidgetPng(QWidget* widget, const QString& path);
 
@@ -107,7 +108,7 @@ private:
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     void rebuildSamplesMenu();
-    /// The shown CPU or GPU result that has an image or signal output, or null.
+    /// The shown CPU or GPU result when it succeeded (then it has an output), or null.
     [[nodiscard]] const app::BackendResult* savableOutput(app::Backend backend) const;
     void saveOutputAs(app::Backend backend);
     void saveReportAs(bool json);

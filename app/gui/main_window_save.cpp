@@ -2,15 +2,11 @@
 #include "main_window.hpp"
 
 #include "operation_panel.hpp"
-
-#include "kernellab/image_io.hpp"
-#include "kernellab/signal_io.hpp"
+#include "output_files.hpp"
 
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QJsonDocument>
-#include <QSaveFile>
 #include <QStatusBar>
 
 namespace kl::gui {
@@ -18,7 +14,7 @@ namespace {
 
 QString nothingToSave(app::Backend backend)
 {
-    return QObject::tr("No %1 image or signal output to save")
+    return QObject::tr("No %1 output to save")
         .arg(backend == app::Backend::Gpu ? QObject::tr("GPU") : QObject::tr("CPU"));
 }
 
@@ -36,7 +32,7 @@ const app::BackendResult* MainWindow::savableOutput(app::Backend backend) const
     if (!outcome_) return nullptr;
     const app::BackendResult* r =
         backend == app::Backend::Gpu ? outcome_->main.find(app::Backend::Gpu) : shownCpuResult(outcome_->main);
-    return r && r->ok() && (!r->image.empty() || !r->signal.empty()) ? r : nullptr;
+    return r && r->ok() ? r : nullptr;
 }
 
 void MainWindow::saveOutputAs(app::Backend backend)
@@ -49,7 +45,10 @@ void MainWindow::saveOutputAs(app::Backend backend)
     const QString base = QFileInfo(input_.name).completeBaseName() + QLatin1Char('_') +
                          app::toString(outcome_->main.request.op) + QLatin1Char('_') + app::toString(r->backend);
     QString filter, suffix;
-    if (!r->signal.empty()) {
+    if (r->histogram) {
+        filter = tr("CSV (*.csv)");
+        suffix = QStringLiteral(".csv");
+    } else if (r->image.empty()) {
         filter = tr("WAV (*.wav);;CSV (*.csv);;NumPy (*.npy)");
         suffix = QStringLiteral(".wav");
     } else if (r->image.depth() == CV_32F) {
@@ -71,9 +70,10 @@ bool MainWindow::saveOutput(app::Backend backend, const QString& path)
         reportError(nothingToSave(backend));
         return false;
     }
+    const app::RunRequest& request = outcome_->main.request;
     try {
-        if (!r->signal.empty()) saveSignal(path.toStdString(), r->signal);
-        else saveImage(path.toStdString(), r->image);
+        app::checkOutputPath(path, request);
+        app::saveOutput(path, *r, request);
     } catch (const std::exception& e) {
         reportError(tr("Cannot save: %1").arg(QString::fromUtf8(e.what())));
         return false;
@@ -97,12 +97,12 @@ bool MainWindow::saveReport(const QString& path)
         reportError(tr("No run to report yet"));
         return false;
     }
-    const bool csv = path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive);
-    const QByteArray data = csv ? app::toCsv(outcome_->main).toUtf8()
-                                : QJsonDocument(app::toJson(outcome_->main)).toJson(QJsonDocument::Indented);
-    QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly) || out.write(data) != data.size() || !out.commit()) {
-        reportError(tr("Cannot save %1: %2").arg(path, out.errorString()));
+    const app::ReportFormat format = path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive) ? app::ReportFormat::Csv
+                                                                                              : app::ReportFormat::Json;
+    try {
+        app::saveReport(path, outcome_->main, format);
+    } catch (const std::exception& e) {
+        reportError(tr("Cannot save: %1").arg(QString::fromUtf8(e.what())));
         return false;
     }
     logLine(tr("Saved the report to %1").arg(path));

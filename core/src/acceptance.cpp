@@ -95,4 +95,14 @@ Verdict acceptConv2D(const cv::Mat& actual, const cv::Mat& reference, const cv::
     return verdict;
 }
 
+void applyRandomInputNearTieBound(Verdict& verdict, int depth)
+{
+    const bool u16 = depth == CV_16U;
+    const uint64_t allowed = 1 + verdict.elements / (u16 ? kRandomInputNearTieDivisorU16 : kRandomInputNearTieDivisorU8);
+    if (verdict.passed() && verdict.nearTies > allowed)
+        verdict.failure = std::to_string(verdict.nearTies) + " of " + std::to_string(verdict.elements) +
+                          " elements differ near ties; on random inputs at most 1 + " + (u16 ? "1%" : "0.1%") +
+                          " should";
+}
+
 } // namespace kl

@@ -81,10 +81,8 @@ std::vector<Conv1DMode> allConv1DModes()
 
 namespace {
 
-/// Filters of this many taps and more go through cv::dft (overlap-save). On one core its rows
-/// cost about 8 ns a sample whatever the taps, the direct loop about 0.03 ns per tap and sample
-/// with AVX-512 (4 ns at 127 taps) and 0.08 ns with SSE2 alone: the crossings lie near 250 and
-/// 100 taps.
+/// Filters of this many taps and more go through cv::dft (overlap-save): between where the DFT
+/// rows overtake the direct loop with SSE2 alone and with AVX-512 (docs/performance.md).
 constexpr size_t kDftTaps = 128;
 /// Outputs per piece of parallel work (the DFT path rounds it to whole rows).
 constexpr size_t kPieceOutputs = size_t(1) << 16;

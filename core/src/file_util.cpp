@@ -129,4 +129,14 @@ void writeAtomically(const std::string& path,
     }
 }
 
+void writeBytesAtomically(const std::string& path, const std::string& bytes)
+{
+    writeAtomically(path, [&](const std::string& temporaryPath) {
+        std::ofstream out(temporaryPath, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), std::streamsize(bytes.size()));
+        out.close();
+        if (!out) throw writeError(path, "writing the data failed (disk full?)");
+    });
+}
+
 } // namespace kl::detail

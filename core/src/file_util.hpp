@@ -26,5 +26,7 @@ std::string lowerExtension(const std::string& path);
 /// throws, the temporary file is removed and `path` is left as it was.
 void writeAtomically(const std::string& path,
                      const std::function<void(const std::string& temporaryPath)>& writeTemporary);
+/// writeAtomically with `bytes` as the whole file.
+void writeBytesAtomically(const std::string& path, const std::string& bytes);
 
 } // namespace kl::detail

@@ -1,11 +1,13 @@
 #include "kernellab/image_io.hpp"
 
 #include "file_util.hpp"
+#include "npy.hpp"
 #include "kernellab/image.hpp"
 
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -253,6 +255,33 @@ void saveImage(const std::string& path, const cv::Mat& image)
             throw writeError(path, "the " + format.name + " encoder failed: " + error.err);
         }
     });
+}
+
+void saveImageNpy(const std::string& path, const cv::Mat& image)
+{
+    validateImage(image, "image to save as '" + path + "'");
+    const int depth = image.depth();
+    const char* descr = depth == CV_8U ? "|u1" : (depth == CV_16U ? "<u2" : "<f4");
+    std::vector<uint64_t> shape = {uint64_t(image.rows), uint64_t(image.cols)};
+    if (image.channels() > 1) shape.push_back(uint64_t(image.channels()));
+    const size_t elementSize = image.elemSize1(), rowElements = size_t(image.cols) * size_t(image.channels());
+    std::string bytes = detail::npyPrefix(descr, shape);
+    bytes.reserve(bytes.size() + size_t(image.rows) * rowElements * elementSize);
+    for (int y = 0; y < image.rows; ++y) {
+        const uchar* row = image.ptr(y);
+        for (size_t i = 0; i < rowElements; ++i) {
+            uint64_t value = 0;  // the element's bits; u16 and f32 in the host's order
+            if (elementSize == 1) value = row[i];
+            else if (elementSize == 2) value = reinterpret_cast<const uint16_t*>(row)[i];
+            else {
+                uint32_t bits;
+                std::memcpy(&bits, row + 4 * i, sizeof bits);
+                value = bits;
+            }
+            detail::appendLittleEndian(bytes, value, elementSize);
+        }
+    }
+    detail::writeBytesAtomically(path, bytes);
 }
 
 const std::vector<std::string>& imageExtensions()

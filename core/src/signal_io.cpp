@@ -1,6 +1,7 @@
 #include "kernellab/signal_io.hpp"
 
 #include "file_util.hpp"
+#include "npy.hpp"
 #include "kernellab/image.hpp"
 
 #include <sndfile.h>
@@ -9,7 +10,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -46,14 +46,6 @@ void appendNumber(std::string& out, Number value)
     char buffer[32];
     const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);  // shortest exact form
     out.append(buffer, result.ptr);
-}
-
-void writeBytes(const std::string& temporaryPath, const std::string& bytes, const std::string& path)
-{
-    std::ofstream out(temporaryPath, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    out.close();
-    if (!out) throw writeError(path, "writing the data failed (disk full?)");
 }
 
 // ---- binary samples (.npy, raw) -------------------------------------------------------
@@ -102,11 +94,6 @@ std::vector<float> decodeSamples(const std::string& bytes, size_t offset, size_t
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data()) + offset;
     for (size_t i = 0; i < count; ++i) samples[i] = decodeSample(data + i * type.size, type);
     return samples;
-}
-
-void appendLittleEndian(std::string& out, uint64_t value, size_t size)
-{
-    for (size_t i = 0; i < size; ++i) out.push_back(char((value >> (8 * i)) & 0xFF));
 }
 
 // ---- libsndfile: WAV, FLAC, OGG ---------------------------------------------------------
@@ -238,12 +225,10 @@ void saveCsv(const std::string& path, const Signal& signal)
         }
         text += '\n';
     }
-    detail::writeAtomically(path, [&](const std::string& temporaryPath) { writeBytes(temporaryPath, text, path); });
+    detail::writeBytesAtomically(path, text);
 }
 
 // ---- NumPy .npy -------------------------------------------------------------------------
-
-const std::string npyMagic("\x93NUMPY", 6);
 
 // The value of `key` in the header's Python dict literal: a quoted string (without the
 // quotes), a tuple (with its parentheses) or a bare word.
@@ -287,7 +272,7 @@ std::vector<uint64_t> npyShape(std::string_view tuple, const std::string& path)
 Signal loadNpy(const std::string& path, const SignalLoadOptions&)
 {
     const std::string bytes = detail::readWholeFile(path);
-    if (bytes.size() < 10 || bytes.compare(0, npyMagic.size(), npyMagic) != 0)
+    if (bytes.size() < 10 || bytes.compare(0, detail::npyMagic().size(), detail::npyMagic()) != 0)
         throw readError(path, "not a NumPy .npy file (no \\x93NUMPY signature)");
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
     const int major = data[6];
@@ -334,25 +319,16 @@ Signal loadNpy(const std::string& path, const SignalLoadOptions&)
 
 void saveNpy(const std::string& path, const Signal& signal)
 {
-    const std::string shape = signal.channels == 1
-                                  ? "(" + std::to_string(signal.frames) + ",)"
-                                  : "(" + std::to_string(signal.frames) + ", " + std::to_string(signal.channels) + ")";
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
-    // NumPy pads the header with spaces so that the data starts 64-byte aligned.
-    const size_t prefixSize = npyMagic.size() + 4;
-    header.append(63 - (prefixSize + header.size()) % 64, ' ');
-    header += '\n';
-
-    std::string bytes = npyMagic + '\x01' + '\x00';
-    appendLittleEndian(bytes, header.size(), 2);
-    bytes += header;
+    std::vector<uint64_t> shape = {signal.frames};
+    if (signal.channels > 1) shape.push_back(uint64_t(signal.channels));
+    std::string bytes = detail::npyPrefix("<f4", shape);
     bytes.reserve(bytes.size() + signal.data.size() * 4);
     for (float sample : toInterleaved(signal)) {
         uint32_t bits;
         std::memcpy(&bits, &sample, sizeof bits);
-        appendLittleEndian(bytes, bits, 4);
+        detail::appendLittleEndian(bytes, bits, 4);
     }
-    detail::writeAtomically(path, [&](const std::string& temporaryPath) { writeBytes(temporaryPath, bytes, path); });
+    detail::writeBytesAtomically(path, bytes);
 }
 
 // ---- raw float32 --------------------------------------------------------------------------

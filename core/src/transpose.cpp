@@ -15,8 +15,8 @@ namespace {
 
 /// Side of the square tiles the OpenCV backend transposes one by one, for pixel sizes
 /// cv::transpose handles; register-block tiles are kTileBytes wide (two cache lines) and as tall
-/// as they are wide in pixels, which on the 16-thread Xeon was the fastest of 16 to 128 pixels
-/// a side, staged or not, at round and odd sizes (docs/performance.md).
+/// as they are wide in pixels: the fastest of the tile sizes tried (docs/performance.md, "CPU side,
+/// second pass").
 constexpr int kTileSide = 64;
 constexpr int kTileBytes = 128;
 
@@ -99,8 +99,8 @@ void transposeOpenCV(const cv::Mat& input, cv::Mat& output)
     validateImage(input, "transpose input");
     createChecked(output, input.cols, input.rows, input.type(), "transpose output");
     // Pixels of 1, 2, 4 or 8 bytes move through 128-bit registers (OpenCV's universal
-    // intrinsics): cv::transpose copies them one at a time, about 1.4 ns per u8 pixel without
-    // IPP, far from the memory's rate. Other pixel sizes keep cv::transpose.
+    // intrinsics): cv::transpose copies them one at a time, far from the memory's rate without
+    // IPP (docs/performance.md). Other pixel sizes keep cv::transpose.
     void (*tileTranspose)(PixelBlock, uchar*, size_t, int, int) = nullptr;
     switch (input.elemSize()) {
     case 1: tileTranspose = transposeTile<cv::v_uint8x16>; break;

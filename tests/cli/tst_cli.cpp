@@ -23,6 +23,7 @@
 
 #include <signal.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace {
@@ -490,6 +491,36 @@ private slots:
         QVERIFY(run.out.contains(QStringLiteral("kernel ms")));  // the table on stdout
     }
 
+    void benchDumpsInputsAsNpy()
+    {
+        const QString out = QString::fromStdString(kltest::tempDir());
+        const QString inputs = out + QStringLiteral("/inputs");
+        const CliRun run = runCli({"bench", "--quick", "--ops", "conv2d", "--sizes", "64x32", "--depths", "u8",
+                                   "--backends", "cpu-opencv", "--out-dir", out, "--dump-inputs", inputs});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonObject row = readJson(out + QStringLiteral("/kernellab-bench.json"))[QStringLiteral("rows")]
+                                    .toArray()
+                                    .first()
+                                    .toObject();
+        const auto dumped = [&](const char* field) {
+            return (inputs + QLatin1Char('/') + row[QLatin1String(field)].toString()).toStdString();
+        };
+        // The image: NumPy's header (the data 64-byte aligned), then the 32 x 64 u8 pixels.
+        const std::string image = kltest::readFile(dumped("input_file"));
+        QVERIFY(image.find("'descr': '|u1', 'fortran_order': False, 'shape': (32, 64), }") != std::string::npos);
+        QCOMPARE(image.size() % 64, size_t(0));
+        QCOMPARE(image.size() - (10 + (uint8_t(image[8]) | size_t(uint8_t(image[9])) << 8)), size_t(32 * 64));
+        // The 5 x 5 Gaussian, read back through the signal reader as 5 frames x 5 channels.
+        kl::SignalLoadOptions options;
+        options.sampleRate = 1;
+        const kl::Signal kernel = kl::loadSignal(dumped("kernel_file"), options);
+        QCOMPARE(kernel.frames, size_t(5));
+        QCOMPARE(kernel.channels, 5);
+        double sum = 0;
+        for (float tap : kernel.data) sum += tap;
+        QVERIFY(std::fabs(sum - 1) < 1e-5);
+    }
+
     // The threads and the host roof in the report; the same output on 1 thread as on all.
     void cpuThreadsAndHostBandwidthReported()
     {
@@ -558,6 +589,21 @@ private slots:
         QVERIFY(bytes.size() > 257 * 131);
         const QByteArray pixels = bytes.right(257 * 131);
         QCOMPARE(int(pixels.count(char(128))), 257 * 131);
+    }
+
+    void reportCsvQuotesFieldsWithCommasAndQuotes()
+    {
+        const QString input = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/a,\"b\".png");
+        QVERIFY(QFile::copy(sample("camera.png"), input));
+        const CliRun run = runOp({"--op", "transpose", "--input", input}, QStringLiteral("out.png"));
+        QVERIFY2(run.exitCode == 0, describe(run));
+        QFile csv(outputPath(QStringLiteral("report.csv")));
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).split(QLatin1Char('\n'));
+        const QString quoted = QLatin1Char('"') + QString(input).replace(QStringLiteral("\""), QStringLiteral("\"\"")) +
+                               QLatin1Char('"');
+        QVERIFY2(lines.value(1).startsWith(QStringLiteral("transpose,") + quoted + QStringLiteral(",cpu-ref,true,,")),
+                 qPrintable(lines.value(1)));
     }
 
     void sweepWritesCsv()

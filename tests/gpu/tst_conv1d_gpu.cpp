@@ -3,7 +3,8 @@
 // longer than the signal, taps across the constant-memory and tap-tile limits, one
 // 2^20-tap fft run, output independence from streams and host memory, kernel-only
 // mode, the variant-name error, and kernel-only timings that set the auto crossover.
-// Criteria: max|gpu - ref| / max|ref| <= 1e-5 for the direct variants, 1e-4 for fft.
+// Criteria (kernellab/acceptance.hpp): max|gpu - ref| / max|ref| within kFloatRelTolerance for
+// the direct variants, kFftRelTolerance for fft.
 #include "kernellab/conv1d.hpp"
 #include "kernellab/error.hpp"
 #include "kernellab/gpu/engine.hpp"
@@ -25,12 +26,13 @@ using kltest::msg;
 
 namespace {
 
-constexpr double kDirectTolerance = 1e-5;
-constexpr double kFftTolerance = 1e-4;
 constexpr double kRate = 1000.0;
 const Conv1DMode kModes[] = {Conv1DMode::Full, Conv1DMode::Same, Conv1DMode::Valid};
 
-double tolerance(const std::string& variant) { return variant == "fft" ? kFftTolerance : kDirectTolerance; }
+double tolerance(const std::string& variant)
+{
+    return variant == "fft" ? kl::kFftRelTolerance : kl::kFloatRelTolerance;
+}
 
 kl::Conv1DSpec randomSpec(size_t taps, Conv1DMode mode, uint64_t seed)
 {
@@ -193,7 +195,7 @@ private slots:
             err /= scale;
             worstFftError_ = std::max(worstFftError_, err);
             qInfo("2^20 taps %s: spot-check error %.3g (max|out| %.1f)", kl::toString(mode).c_str(), err, scale);
-            QVERIFY2(err <= kFftTolerance, msg(kl::toString(mode) + ": error " + std::to_string(err)));
+            QVERIFY2(err <= kl::kFftRelTolerance, msg(kl::toString(mode) + ": error " + std::to_string(err)));
             if (mode == Conv1DMode::Same) {
                 const kl::Signal split = run(signal, spec, "fft", 2, HostMemory::Pinned);
                 QVERIFY(split.data == out.data);

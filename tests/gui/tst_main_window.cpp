@@ -7,6 +7,7 @@
 #include "kernel_editor.hpp"
 #include "main_window.hpp"
 #include "operation_panel.hpp"
+#include "output_files.hpp"
 #include "signal_view.hpp"
 #include "streams_panel.hpp"
 #include "timeline_widget.hpp"
@@ -244,6 +245,13 @@ void TestMainWindow::histogramOpResultIsPlotted()
     }
     if (gpuAvailable()) QCOMPARE(w.window.histogramPanel()->mismatchText(), QStringLiteral("CPU and GPU histograms match"));
     QVERIFY(w.window.imageGrid()->view(ImageGrid::Pane::Cpu)->message().contains(QLatin1String("Histogram panel")));
+
+    // Saved as the CLI's --output writes a histogram; an image extension is refused with its message.
+    const QString saved = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/histogram.csv");
+    QVERIFY(w.window.saveOutput(Backend::CpuReference, saved));
+    QCOMPARE(QString::fromStdString(kltest::readFile(saved.toStdString())), kl::app::histogramCsv(expected));
+    QVERIFY(!w.window.saveOutput(Backend::CpuReference, saved + QStringLiteral(".png")));
+    QVERIFY(w.window.statusText().contains(QLatin1String("a histogram output needs one of .csv")));
 }
 
 void TestMainWindow::transposeShowsTheTransposedImage()
@@ -275,7 +283,8 @@ void TestMainWindow::signalConv1DShowsTheEngineOutput()
     QVERIFY(view->series(SignalView::Trace::Cpu)->count() > 0);
     QVERIFY(size_t(view->series(SignalView::Trace::Cpu)->count()) < expected.frames);
     if (!gpuAvailable()) QVERIFY(view->caption(SignalView::Trace::Gpu).contains(QLatin1String("no CUDA device")));
-    else QVERIFY(kl::compare(view->signal(SignalView::Trace::Gpu), expected).normRelError < 1e-4);
+    else
+        QVERIFY(kl::compare(view->signal(SignalView::Trace::Gpu), expected).normRelError <= kl::kFftBackendsRelTolerance);
     QVERIFY(w.window.histogramPanel()->findSeries(QStringLiteral("input"), QStringLiteral("cpu-opencv 0")) == nullptr);
 
     const QString saved = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/filtered.wav");
@@ -302,6 +311,13 @@ void TestMainWindow::signalTransposeShowsInterleavedSamples()
     QVERIFY(!points.isEmpty());
     for (const QPointF& p : points)
         QCOMPARE(float(p.y()), input.channel(1)[size_t(std::llround(p.x() * input.sampleRate))]);
+
+    // Saved as the CLI's --output writes it: the frames x channels matrix, which .npy stores row by row.
+    const QString saved = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/interleaved.npy");
+    QVERIFY(w.window.saveOutput(Backend::CpuReference, saved));
+    kl::SignalLoadOptions options;
+    options.sampleRate = input.sampleRate;
+    QVERIFY(kl::loadSignal(saved.toStdString(), options).data == input.data);
 }
 
 void TestMainWindow::optionsReachTheRequest()
@@ -504,11 +520,13 @@ void TestMainWindow::savesOutputsReportsAndPictures()
     QCOMPARE(cv::norm(kl::loadImage((dir + QStringLiteral("/cpu.png")).toStdString()), cpu, cv::NORM_INF), 0.0);
     if (!gpuAvailable()) {
         QVERIFY(!w.window.saveOutput(Backend::Gpu, dir + QStringLiteral("/gpu.png")));
-        QVERIFY(w.window.statusText().contains(QLatin1String("No GPU image")));
+        QVERIFY(w.window.statusText().contains(QLatin1String("No GPU output")));
         QVERIFY(!QFile::exists(dir + QStringLiteral("/gpu.png")));
     }
     QVERIFY(!w.window.saveOutput(Backend::CpuReference, QStringLiteral("/nonexistent/dir/cpu.png")));
-    QVERIFY(w.window.logText().contains(QLatin1String("Cannot save")));
+    QVERIFY(w.window.logText().contains(QLatin1String("Cannot save: cannot write '/nonexistent/dir/cpu.png'")));
+    QVERIFY(!w.window.saveOutput(Backend::CpuReference, dir + QStringLiteral("/cpu.wav")));
+    QVERIFY(w.window.statusText().contains(QLatin1String("a conv2d output needs one of .png")));
 
     // The report is the CLI's: same schema, from the same RunResult.
     QVERIFY(w.window.saveReport(dir + QStringLiteral("/report.json")));
@@ -519,10 +537,17 @@ void TestMainWindow::savesOutputsReportsAndPictures()
     QCOMPARE(report.value(QStringLiteral("op")).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("conv2d"));
     QCOMPARE(report.value(QStringLiteral("results")).toArray().size(), 3);
     QVERIFY(w.window.saveReport(dir + QStringLiteral("/report.csv")));
-    QFile csv(dir + QStringLiteral("/report.csv"));
-    QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
-    const QString csvText = QString::fromUtf8(csv.readAll());
-    QCOMPARE(csvText, kl::app::toCsv(w.window.lastOutcome()->main));
+
+    // Every file holds the bytes the CLI's writers (output_files) give for the same result.
+    const kl::app::RunResult& main = w.window.lastOutcome()->main;
+    kl::app::saveOutput(dir + QStringLiteral("/cli.png"), *kl::gui::shownCpuResult(main), main.request);
+    kl::app::saveReport(dir + QStringLiteral("/cli.json"), main, kl::app::ReportFormat::Json);
+    kl::app::saveReport(dir + QStringLiteral("/cli.csv"), main, kl::app::ReportFormat::Csv);
+    for (const auto& [gui, cli] : {std::pair{"cpu.png", "cli.png"}, std::pair{"report.json", "cli.json"},
+                                   std::pair{"report.csv", "cli.csv"}}) {
+        const std::string folder = dir.toStdString() + '/';
+        QVERIFY2(kltest::readFile(folder + gui) == kltest::readFile(folder + cli), gui);
+    }
 
     QVERIFY(w.window.saveWidgetPng(w.window.timingsPanel(), dir + QStringLiteral("/timings.png")));
     QVERIFY(!QImage(dir + QStringLiteral("/timings.png")).isNull());

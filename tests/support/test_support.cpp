@@ -107,11 +107,7 @@ kl::Verdict checkConv2D(const cv::Mat& actual, const cv::Mat& reference, const c
                         const kl::Conv2DSpec& spec)
 {
     kl::Verdict verdict = kl::acceptConv2D(actual, reference, input, spec, kl::kFloatRelTolerance);
-    const bool u16 = reference.depth() == CV_16U;
-    if (verdict.passed() && verdict.nearTies > 1 + verdict.elements / (u16 ? 100 : 1000))
-        verdict.failure = std::to_string(verdict.nearTies) + " of " + std::to_string(verdict.elements) +
-                          " elements differ near ties; on random inputs at most 1 + " + (u16 ? "1%" : "0.1%") +
-                          " should";
+    kl::applyRandomInputNearTieBound(verdict, reference.depth());
     return verdict;
 }
 

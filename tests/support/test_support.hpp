@@ -50,9 +50,8 @@ inline QByteArray msg(const std::string& s) { return QByteArray::fromStdString(s
 
 // ---- Acceptance rules: kernellab/acceptance.hpp (the README quotes them) ------
 
-/// kl::acceptConv2D against the reference with the one-backend float tolerance, and on random
-/// inputs (where a sum near a tie is rare) at most 1 + 0.1% (u8) or 1 + 1% (u16, whose
-/// full-range sums in float are only good to about 2^-8) of the elements differing near ties.
+/// kl::acceptConv2D against the reference with the one-backend float tolerance, then
+/// kl::applyRandomInputNearTieBound: for random inputs only.
 kl::Verdict checkConv2D(const cv::Mat& actual, const cv::Mat& reference, const cv::Mat& input,
                         const kl::Conv2DSpec& spec);
 

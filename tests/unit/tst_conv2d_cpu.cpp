@@ -348,6 +348,32 @@ private slots:
         QCOMPARE(magnitude, 5.0);
     }
 
+    // At most 1 + 0.1% (u8) or 1 + 1% (u16) of the elements may differ near ties on random inputs.
+    void randomInputNearTieBound_data()
+    {
+        QTest::addColumn<int>("depth");
+        QTest::addColumn<qulonglong>("nearTies");
+        QTest::addColumn<bool>("passes");
+        QTest::newRow("u8 at the bound") << int(CV_8U) << qulonglong(4) << true;
+        QTest::newRow("u8 past it") << int(CV_8U) << qulonglong(5) << false;
+        QTest::newRow("u16 at the bound") << int(CV_16U) << qulonglong(31) << true;
+        QTest::newRow("u16 past it") << int(CV_16U) << qulonglong(32) << false;
+    }
+
+    void randomInputNearTieBound()
+    {
+        QFETCH(int, depth);
+        QFETCH(qulonglong, nearTies);
+        QFETCH(bool, passes);
+        kl::Verdict verdict;
+        verdict.elements = 3000;
+        verdict.nearTies = nearTies;
+        kl::applyRandomInputNearTieBound(verdict, depth);
+        QCOMPARE(verdict.passed(), passes);
+        if (!passes)
+            QVERIFY2(verdict.failure.find("elements differ near ties") != std::string::npos, verdict.failure.c_str());
+    }
+
     void outputDepth()
     {
         Conv2DSpec spec = makeSpec(rowOf({1}), BorderMode::Reflect101);

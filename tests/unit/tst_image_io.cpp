@@ -1,8 +1,10 @@
 // Image files: lossless round trips per format and depth, JPEG within a tolerance, the
-// sample images, and every kind of bad input giving a kl::IoError that names the file.
+// sample images, every kind of bad input giving a kl::IoError that names the file, and
+// images saved as NumPy arrays.
 #include "kernellab/error.hpp"
 #include "kernellab/image.hpp"
 #include "kernellab/image_io.hpp"
+#include "kernellab/signal_io.hpp"
 #include "test_support.hpp"
 
 #include <opencv2/core.hpp>
@@ -134,6 +136,9 @@ private slots:
     void failedSaveLeavesNoFile();
     void saveReplacesExistingFileAndLeavesNoTemporary();
     void extensionsListEverySavableFormat();
+    void npyHoldsTheImageInCOrder_data();
+    void npyHoldsTheImageInCOrder();
+    void npyOfOneChannelF32ReadsAsASignal();
 };
 
 void TestImageIo::losslessRoundTrip_data()
@@ -367,6 +372,56 @@ void TestImageIo::extensionsListEverySavableFormat()
     const std::vector<std::string>& extensions = kl::imageExtensions();
     for (const char* extension : {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".pgm", ".ppm", ".exr"})
         QVERIFY2(std::find(extensions.begin(), extensions.end(), extension) != extensions.end(), extension);
+}
+
+void TestImageIo::npyHoldsTheImageInCOrder_data()
+{
+    kltest::addDepthChannelRows();
+}
+
+void TestImageIo::npyHoldsTheImageInCOrder()
+{
+    QFETCH(int, depth);
+    QFETCH(int, channels);
+    // A view with a row stride larger than its rows: the file holds the pixels only.
+    const cv::Mat whole = kltest::randomImage(9, 11, depth, channels, uint64_t(depth * 10 + channels));
+    const cv::Mat image = whole(cv::Rect(1, 2, 7, 5));
+    const std::string path = kltest::tempDir() + "/image.npy";
+    kl::saveImageNpy(path, image);
+    const std::string bytes = readFile(path);
+
+    QCOMPARE(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+    const size_t headerLength = uint8_t(bytes[8]) | size_t(uint8_t(bytes[9])) << 8;
+    const size_t dataStart = 10 + headerLength;
+    QCOMPARE(dataStart % 64, size_t(0));
+    const std::string header = bytes.substr(10, headerLength);
+    const std::string descr = depth == CV_8U ? "|u1" : (depth == CV_16U ? "<u2" : "<f4");
+    const std::string shape = channels == 1 ? "(5, 7)" : "(5, 7, " + std::to_string(channels) + ")";
+    const std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    QCOMPARE(header.substr(0, dict.size()), dict);
+    QCOMPARE(header.find_first_not_of(' ', dict.size()), header.size() - 1);  // padding, then the newline
+    QCOMPARE(header.back(), '\n');
+    // This host is little-endian, so the rows' bytes are the array's.
+    std::string pixels;
+    for (int y = 0; y < image.rows; ++y)
+        pixels.append(reinterpret_cast<const char*>(image.ptr(y)), size_t(image.cols) * image.elemSize());
+    QCOMPARE(bytes.size(), dataStart + pixels.size());
+    QVERIFY(bytes.compare(dataStart, pixels.size(), pixels) == 0);
+}
+
+void TestImageIo::npyOfOneChannelF32ReadsAsASignal()
+{
+    // The signal reader takes (rows, cols) as frames x channels: an independent check of the file.
+    const cv::Mat image = kltest::randomImage(6, 3, CV_32F, 1, 5);
+    const std::string path = kltest::tempDir() + "/kernel.npy";
+    kl::saveImageNpy(path, image);
+    kl::SignalLoadOptions options;
+    options.sampleRate = 1;
+    const kl::Signal signal = kl::loadSignal(path, options);
+    QCOMPARE(signal.frames, size_t(6));
+    QCOMPARE(signal.channels, 3);
+    for (int y = 0; y < image.rows; ++y)
+        for (int x = 0; x < image.cols; ++x) QCOMPARE(signal.channel(x)[y], image.at<float>(y, x));
 }
 
 QTEST_GUILESS_MAIN(TestImageIo)

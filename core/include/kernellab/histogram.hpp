@@ -100,7 +100,7 @@ HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& sp
 /// What an expert OpenCV user writes, into `result` with `scratch` kept between calls: tiles of
 /// about 2^15 pixels (fixed by the image, never by the thread count) under cv::parallel_for_,
 /// each counted by a plain loop straight from the interleaved pixels into the task's 64-bit
-/// counters (a third faster than cv::calcHist without IPP on the H200's Xeon host), with
+/// counters (faster than cv::calcHist without IPP), with
 /// histogramBin's rule: u8 values are their bins, u16 values look theirs up in a
 /// table made by histogramBin, f32 values call it; the luminance by luminanceFixed /
 /// luminanceFloat; the f32 auto range found on the same tiles. Exactly the reference's counts.

@@ -21,6 +21,10 @@ cv::Mat loadImage(const std::string& path);
 /// format cannot store exactly is refused (kl::IoError naming the extensions that can)
 /// rather than converted; JPEG (quality 95) is the only lossy format.
 void saveImage(const std::string& path, const cv::Mat& image);
+/// Saves `image` as a NumPy .npy array (format 1.0, C order, channels last): shape (rows, cols)
+/// for one channel, (rows, cols, channels) otherwise; dtype |u1, <u2 or <f4. For tools that read
+/// arrays (bench/peers.py); it is not one of imageExtensions(), since loadImage does not read it.
+void saveImageNpy(const std::string& path, const cv::Mat& image);
 /// Extensions loadImage understands and saveImage writes, lower-case with the dot (".png", ...).
 const std::vector<std::string>& imageExtensions();
 
