@@ -49,15 +49,6 @@
 // the least any kernel must move. kernelFlops = 2 * M * output samples *
 // channels for every variant; for fft that is the direct-equivalent count, so
 // its GFLOP/s is the effective rate of the convolution it replaces.
-//
-// Auto crossover, measured 2026-11-21 on an NVIDIA H200 (CUDA 13.0) by tst_conv1d_gpu's
-// timingForAutoCrossover: kernel-only median ms, 2^24-sample mono signal, same mode.
-//   taps     15     31     63    127    255    511   1023   8191
-//   naive  0.097  0.156  0.293  0.577  1.169  2.427  5.039  42.02
-//   shared 0.052  0.064  0.087  0.139  0.242  0.449  0.871  6.838
-//   fft    0.274  0.282  0.250  0.248  0.252  0.266  0.281  0.396
-// shared grows ~0.04 + 0.00081 * M ms (~40 TFLOP/s at large M); fft stays near 0.25-0.28 ms
-// up to M ~ 1000: they cross near M = 260-300, hence kAutoFftTaps.
 #include "engine_internal.hpp"
 #include "pipeline.hpp"
 #include "variant_registry.hpp"
@@ -78,7 +69,8 @@ namespace kl::gpu {
 
 namespace {
 
-constexpr size_t kAutoFftTaps = 300;  // auto: shared up to here, fft above (see the header)
+/// auto: shared up to here, fft above, where they cross on the H200 (docs/performance.md).
+constexpr size_t kAutoFftTaps = 300;
 
 constexpr int kThreads = 256;
 constexpr int kPerThread = 4;
@@ -87,8 +79,7 @@ constexpr int kTapTile = 1024;                // taps per shared-memory pass
 constexpr size_t kConstantTaps = 16384;       // 64 KB, all the __constant__ space there is
 constexpr unsigned kMaxGridY = 65535;
 constexpr size_t kMaxStrideBlocks = 1u << 16;  // grid-stride kernels: enough blocks to fill the device
-/// conv1dWarpStream's grid, in blocks per SM (about 5 are resident at once). Measured 2026-11-21, 16M
-/// samples, K = 15: 2 / 4 / 6 / 8 per SM took 0.060 / 0.054 / 0.052 / 0.051 ms.
+/// conv1dWarpStream's grid, in blocks per SM (about 5 are resident at once): the fastest measured.
 constexpr int kStreamBlocksPerSm = 8;
 
 __constant__ __align__(16) float c_taps[kConstantTaps];  // reversed taps for the shared kernel
@@ -317,13 +308,11 @@ constexpr int kMinFftLog2 = 5;           // smaller transforms are all overhead
 constexpr int kFftSizeCandidates = 4;    // the smallest allowed size and three doublings
 constexpr double kFftPassCost = 8;       // gather + product + scatter, in radix-2 passes
 /// Transforms up to 2^14 points run in one cuFFT kernel per direction on the H200; each doubling
-/// beyond measured like 6 more radix-2 passes (an extra trip through memory), e.g. 2^15 / 2^16 /
-/// 2^17 at 1.3 / 1.65 / 1.75x the per-sample time of 2^14 (2026-11-21, 16M samples, K = 1023, 8191).
+/// beyond costs about 6 more radix-2 passes (an extra trip through memory).
 constexpr int kFftOneKernelLog2 = 14;
 constexpr double kFftExtraPassCost = 6;
-// Transform samples per cuFFT call: 32 MB of real and 32 MB of spectrum scratch per stream. Fewer,
-// bigger calls measured faster up to here: 16M samples, K = 8191 at n = 2^15 took 0.470 / 0.387 /
-// 0.405 ms with units of 2^22 / 2^23 / 2^24 samples.
+// Transform samples per cuFFT call: 32 MB of real and 32 MB of spectrum scratch per stream; fewer,
+// bigger calls measured faster up to this size.
 constexpr size_t kUnitSamples = size_t(1) << 23;
 
 int ceilLog2(size_t v)

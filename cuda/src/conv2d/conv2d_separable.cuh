@@ -160,8 +160,7 @@ __device__ void rowPassEdge(const StripArgs<In, Out>& a, int k, int flat, float 
 /// The ring's strips that reach border rows, and with Prefetch those of threads whose window leaves
 /// the row: one output row per iteration, the ring advanced by register moves. Not inlined and not
 /// unrolled: these strips are few, and keeping them out of the main loop keeps that loop in the
-/// instruction cache (a second unrolled copy measured up to 2.7x slower from instruction fetch
-/// stalls).
+/// instruction cache.
 template <typename In, typename Out, int CN, int K, int N>
 __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y0, int y1)
 {
@@ -209,13 +208,9 @@ __device__ __forceinline__ void walkRing(int y0, int y1, Slot (&ring)[K], RowInt
 /// row y sums ring slots for slice rows y .. y + K - 1 with the column taps, in order, as
 /// conv2dColumnPass. The row loop is unrolled by K so that every ring index is a constant.
 /// Prefetch: each row's window is loaded while the previous row is summed. Rows are pitched, so the
-/// window is vector loads at any width (an odd-width u8 image once took the element-by-element path
-/// on every row, 5.3x slower per element; carrying a second load path cost 7%). Strips that
-/// reach border rows go to ringEdgeStrip, and so do threads whose window leaves the row where the
-/// walk prefetches; without prefetch (15x15) those threads stay in the loop with the element-by-
-/// element row pass. Measured on the H200 (8192^2 f32 Gaussians): in the loop, 5x5 0.204 -> 0.227
-/// ms and 9x9 0.348 -> 0.415 (the prefetching loop carries the second path); out of line, 15x15
-/// 0.626 -> 0.679 (a warp holding a row-end thread runs the strip twice).
+/// window is vector loads at any width. Strips that reach border rows go to ringEdgeStrip, and so
+/// do threads whose window leaves the row where the walk prefetches; without prefetch (15x15)
+/// those threads stay in the loop with the element-by-element row pass (each the faster there).
 template <typename In, typename Out, int CN, int K, int N, bool Prefetch>
 __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In, Out> a, int stripRows)
 {
@@ -249,14 +244,9 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
     }
 }
 
-/// conv2dSeparableRing's shape: interleaved elements per thread and output rows per strip. Measured
-/// on the H200 (8192^2, 3x3 .. 15x15 f32 and 5x5 u8 3 channels): 4 elements and 16 rows beat 8 or
-/// 16 elements and 32 or 64 rows everywhere (u8 3 channels 5x5: 0.395 ms against 0.45-0.50 for 8
-/// elements and 0.73-1.4 for 16, even with 16-byte loads: the unrolled walk outgrows the
-/// instruction cache, and a ring advanced by moves costs 4 instructions per element; 0.415 for 32
-/// rows): more threads in flight, though short strips recompute more halo rows. The walk waits
-/// on its loads, so it prefetches up to 9x9; at 15x15 the prefetched window takes the kernel from
-/// about 100 to 160-255 registers (ptxas -v), fewer threads in flight, and it is left out there.
+/// conv2dSeparableRing's shape: interleaved elements per thread and output rows per strip, the
+/// fastest measured everywhere (more threads in flight; wider threads outgrow the instruction
+/// cache). The walk prefetches up to 9x9; at 15x15 the prefetched window costs too many registers.
 constexpr int kRingElements = 4, kRingStrip = 16;
 
 /// conv2dIntegerTiles' staging outside the row: slice rows y0 .. y0 + rows - 1, bytes from element
@@ -283,13 +273,7 @@ __device__ __noinline__ void stageTileEdges(StripArgs<uint8_t, uint8_t> a, uint8
 }
 
 /// integer: output rows per tile. Taller tiles recompute fewer halo rows but keep more bytes of
-/// shared memory waiting for their copies. Measured on the H200 (8192^2 u8 Gaussians, ms):
-///   rows   3 ch 5x5   3 ch 3x3   1 ch 3x3   4 ch 5x5
-///   16     0.169      0.142      0.053      0.216   (before whole-word stores)
-///   24     0.148      0.124      0.049      0.188
-///   32     0.145      0.125      0.051      0.183
-///   48     0.142      0.126      0.051      0.179   (7 blocks per SM: shared memory)
-/// 32 serves all; 48 gains 2% on 3 channels 5x5 and loses on one channel.
+/// shared memory waiting for their copies; 32 was within 2% of the best on every case measured.
 constexpr int kIntegerTileRows = 32;
 
 /// The integer variant (u8, integerTaps' kernels): a block's tile is kRingThreads * 4 interleaved
@@ -300,9 +284,7 @@ constexpr int kIntegerTileRows = 32;
 /// its window read from shared memory and its sums in 16-bit lanes, two elements per word (rowSums,
 /// storeRingRow's integer forms). A constant border whose value is not a byte (0..255) cannot be
 /// staged as bytes: the tiles that reach it run ringEdgeStrip in f32, exact for these kernels.
-/// Measured on the H200 (8192^2 u8 3 channels 5x5): the ring walk's loads from global memory
-/// (one row ahead, 4 bytes per thread) kept too few bytes in flight, 0.276 ms; the f32 strips on
-/// the row-end tiles took 0.1 of 0.25 ms before they were staged here.
+/// (Staging the tile, rather than the ring walk's loads from global memory, keeps enough bytes in flight.)
 template <int CN, int K>
 __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a)
 {

