@@ -32,6 +32,9 @@
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QTableWidget>
+#include <QAction>
+#include <QComboBox>
+#include <QStandardItemModel>
 #include <QtTest>
 
 using kl::app::Backend;
@@ -138,6 +141,8 @@ private slots:
     void generatedSixteenBitInputIsWindowed();
     void savesOutputsReportsAndPictures();
     void cancelStopsALongRun();
+    void escapeStopsALongGpuRun();
+    void variantComboExplainsApplicability();
     void timelineDrawsEveryEntry();
     void gpuComparisonsAndTimeline();
 };
@@ -567,6 +572,77 @@ void TestMainWindow::cancelStopsALongRun()
     QTRY_VERIFY_WITH_TIMEOUT(!w.window.isBusy(), 5000);
     QCOMPARE(w.window.statusText(), QStringLiteral("Cancelled"));
     QCOMPARE(w.finished.count(), 1);
+}
+
+// Esc during a long 8192^2 GPU run (end to end, pageable, one stream: one chunk per repetition)
+// returns promptly: the engine checks the flag before every stage. Prints "Esc to cancelled: X ms".
+void TestMainWindow::escapeStopsALongGpuRun()
+{
+    if (!gpuAvailable()) QSKIP("needs a CUDA GPU");
+    MainWindow window{false};
+    QSignalSpy finished(&window, &MainWindow::runFinished);
+    window.executionPanel()->setBackends({Backend::Gpu});
+    window.executionPanel()->setRepetitions(1);
+    window.show();
+    kl::app::GenerateSpec spec;
+    spec.cols = spec.rows = 8192;
+    spec.depth = CV_32F;
+    window.generateInput(spec);
+    QVERIFY(settles(window, finished));
+
+    QSignalSpy cancelled(window.worker(), &kl::gui::RunWorker::cancelled);
+    window.executionPanel()->setRepetitions(500);  // tens of seconds uncancelled
+    window.runNow();
+    QTest::qWait(1500);
+    QVERIFY(window.isBusy());
+    QAction* escape = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->shortcut() == QKeySequence(Qt::Key_Escape)) escape = action;
+    QVERIFY(escape);
+    QElapsedTimer clock;
+    clock.start();
+    escape->trigger();
+    QVERIFY(cancelled.wait(5000));
+    qInfo("Esc to cancelled: %lld ms", static_cast<long long>(clock.elapsed()));
+    QVERIFY2(clock.elapsed() < 1000, qPrintable(QString::number(clock.elapsed())));
+}
+
+// The GPU variant combo: every variant's description as its tooltip; those that cannot run the
+// input disabled, with the registry's reason (a device description is enough: no GPU needed).
+void TestMainWindow::variantComboExplainsApplicability()
+{
+    kl::gui::OperationPanel panel;
+    panel.setInput(false, 0);
+    panel.setOp(kl::app::Op::Conv2D);
+    QComboBox* combo = nullptr;
+    for (QComboBox* c : panel.findChildren<QComboBox*>())
+        if (c->findText(QStringLiteral("tma")) >= 0) combo = c;
+    QVERIFY(combo);
+    const auto* model = qobject_cast<const QStandardItemModel*>(combo->model());
+    const auto item = [&](const char* name) { return model->item(combo->findText(QLatin1String(name))); };
+    QVERIFY(item("naive")->toolTip().contains(QLatin1String("global memory")));
+
+    kl::app::RunRequest request;
+    request.op = kl::app::Op::Conv2D;
+    request.image = kltest::randomImage(33, 47, CV_8U, 3, 7);
+    kl::Conv2DPresetParams gaussian;
+    gaussian.width = gaussian.height = 5;
+    request.conv2d.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, gaussian);
+    kl::gpu::DeviceInfo hopper;
+    hopper.computeMajor = 9;
+    panel.showVariantApplicability(request, hopper);
+    QVERIFY(!item("tma")->isEnabled());
+    QVERIFY2(item("tma")->toolTip().startsWith(QLatin1String("Not for this input: needs a 32-bit float")),
+             qPrintable(item("tma")->toolTip()));
+    QVERIFY(item("integer")->isEnabled());
+    QVERIFY(item("separable")->isEnabled());
+
+    request.conv2d.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen);  // not rank-1
+    panel.showVariantApplicability(request, hopper);
+    QVERIFY(!item("separable")->isEnabled());
+    QVERIFY(item("separable")->toolTip().contains(QLatin1String("not separable")));
+    QVERIFY(!item("integer")->isEnabled());
+    for (const char* name : {"naive", "constant", "shared"}) QVERIFY(item(name)->isEnabled());
 }
 
 void TestMainWindow::timelineDrawsEveryEntry()
