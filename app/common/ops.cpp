@@ -7,6 +7,8 @@
 
 #include <opencv2/core.hpp>
 
+#include <QJsonArray>
+
 #include <limits>
 
 namespace kl::app {
@@ -34,6 +36,20 @@ void interleaveOpenCV(const Signal& s, std::vector<float>& interleaved)
     transposeOpenCV(planar, out);
 }
 
+/// conv1d taps are listed in the report up to this count (a 1M-tap kernel would drown it).
+constexpr size_t kMaxListedTaps = 1024;
+
+QJsonArray matrixJson(const cv::Mat& kernel)
+{
+    QJsonArray rows;
+    for (int y = 0; y < kernel.rows; ++y) {
+        QJsonArray row;
+        for (int x = 0; x < kernel.cols; ++x) row.append(double(kernel.at<float>(y, x)));
+        rows.append(row);
+    }
+    return rows;
+}
+
 const OpDescriptor kConv2d{
     Op::Conv2D,
     "conv2d",
@@ -51,7 +67,21 @@ const OpDescriptor kConv2d{
     [](const RunRequest& r, const std::string& variant, const gpu::DeviceInfo& device) {
         return gpu::whyNotApplicable(variant, r.image, r.conv2d, device);
     },
-    Agreement::Conv2dRule};
+    Agreement::Conv2dRule,
+    [](const RunRequest&) { return OutputKind::Image; },
+    [](const RunResult& result) {
+        const RunRequest& r = result.request;
+        return QJsonObject{
+            {QStringLiteral("kernel_width"), r.conv2d.kernel.cols},
+            {QStringLiteral("kernel_height"), r.conv2d.kernel.rows},
+            {QStringLiteral("kernel"), matrixJson(r.conv2d.kernel)},
+            {QStringLiteral("separable"), separateKernel(r.conv2d.kernel).has_value()},
+            {QStringLiteral("border"), QString::fromStdString(toString(r.conv2d.border))},
+            {QStringLiteral("border_value"), r.conv2d.borderValue},
+            {QStringLiteral("flip"), r.conv2d.flipKernel},
+            {QStringLiteral("float_output"), r.conv2d.floatOutput},
+            {QStringLiteral("output_depth"), QString::fromStdString(depthName(conv2dOutputDepth(r.image, r.conv2d)))}};
+    }};
 
 const OpDescriptor kConv1d{
     Op::Conv1D,
@@ -70,7 +100,21 @@ const OpDescriptor kConv1d{
     [](const RunRequest& r, const std::string& variant, const gpu::DeviceInfo& device) {
         return gpu::whyNotApplicable(variant, r.signal, r.conv1d, device);
     },
-    Agreement::FloatRelative};
+    Agreement::FloatRelative,
+    [](const RunRequest&) { return OutputKind::Signal; },
+    [](const RunResult& result) {
+        const RunRequest& r = result.request;
+        QJsonObject spec{{QStringLiteral("taps_count"), double(r.conv1d.taps.size())},
+                         {QStringLiteral("mode"), QString::fromStdString(toString(r.conv1d.mode))},
+                         {QStringLiteral("output_frames"),
+                          double(conv1dOutputLength(r.signal.frames, r.conv1d.taps.size(), r.conv1d.mode))}};
+        if (r.conv1d.taps.size() <= kMaxListedTaps) {
+            QJsonArray taps;
+            for (float t : r.conv1d.taps) taps.append(double(t));
+            spec[QStringLiteral("taps")] = taps;
+        }
+        return spec;
+    }};
 
 const OpDescriptor kHistogram{
     Op::Histogram,
@@ -93,7 +137,29 @@ const OpDescriptor kHistogram{
     [](const RunRequest& r, const std::string& variant, const gpu::DeviceInfo& device) {
         return gpu::whyNotApplicable(variant, r.image, r.histogram, device);
     },
-    Agreement::Identical};
+    Agreement::Identical,
+    [](const RunRequest&) { return OutputKind::Histogram; },
+    [](const RunResult& result) {
+        const RunRequest& r = result.request;
+        QJsonObject spec{{QStringLiteral("bins"), r.histogram.bins},
+                         {QStringLiteral("range"), r.histogram.lo && r.histogram.hi
+                                                       ? QJsonValue(QJsonArray{*r.histogram.lo, *r.histogram.hi})
+                                                       : QJsonValue(QJsonValue::Null)},
+                         {QStringLiteral("luminance"), r.histogram.luminance}};
+        // The binning and labels as a backend resolved them (the range may come from the data).
+        for (const BackendResult& b : result.results)
+            if (b.histogram) {
+                const HistogramBinning& used = b.histogram->binning;
+                spec[QStringLiteral("binning")] = QJsonObject{{QStringLiteral("bins"), used.bins},
+                                                              {QStringLiteral("lo"), used.lo},
+                                                              {QStringLiteral("hi"), used.hi}};
+                QJsonArray labels;
+                for (const std::string& l : b.histogram->labels) labels.append(QString::fromStdString(l));
+                spec[QStringLiteral("labels")] = labels;
+                break;
+            }
+        return spec;
+    }};
 
 // Transpose takes an image, or a signal (planar to interleaved).
 const OpDescriptor kTranspose{
@@ -121,7 +187,13 @@ const OpDescriptor kTranspose{
         return r.image.empty() ? gpu::whyNotApplicable(variant, r.signal, device)
                                : gpu::whyNotApplicable(variant, r.image, device);
     },
-    Agreement::Identical};
+    Agreement::Identical,
+    [](const RunRequest& r) { return r.image.empty() ? OutputKind::Signal : OutputKind::Image; },
+    [](const RunResult& result) {
+        return QJsonObject{{QStringLiteral("layout"), result.request.image.empty()
+                                                          ? QStringLiteral("planar to interleaved")
+                                                          : QStringLiteral("rows to columns")}};
+    }};
 
 } // namespace
 

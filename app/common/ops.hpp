@@ -4,7 +4,12 @@
 // descriptor here (and its spec to RunRequest), not editing every switch.
 #include "session.hpp"
 
+#include <QJsonObject>
+
 namespace kl::app {
+
+/// What an op's output is, for the files it may be saved as (output_files.cpp).
+enum class OutputKind { Image, Signal, Histogram };
 
 /// How two backends' outputs of an op must agree (core's acceptance rule, acceptance.hpp).
 enum class Agreement {
@@ -28,6 +33,10 @@ struct OpDescriptor {
     std::string (*whyNotApplicable)(const RunRequest& request, const std::string& variant,
                                     const gpu::DeviceInfo& device);
     Agreement agreement;
+    /// The request's output kind (transpose: an image or, for a signal, interleaved samples).
+    OutputKind (*outputKind)(const RunRequest& request);
+    /// The report's "spec" object: the op's parameters as run (docs/report-format.md).
+    QJsonObject (*reportSpec)(const RunResult& result);
 };
 
 /// Every op's descriptor, in the order the GUI's tabs and the CLI list them.

@@ -1,6 +1,7 @@
 #include "output_files.hpp"
 
 #include "csv.hpp"
+#include "ops.hpp"
 
 #include "kernellab/error.hpp"
 #include "kernellab/image_io.hpp"
@@ -16,18 +17,7 @@ namespace kl::app {
 
 namespace {
 
-enum class OutputKind { Image, Signal, Histogram };
-
-OutputKind outputKind(const RunRequest& request)
-{
-    switch (request.op) {
-    case Op::Conv2D: return OutputKind::Image;
-    case Op::Conv1D: return OutputKind::Signal;
-    case Op::Histogram: return OutputKind::Histogram;
-    case Op::Transpose: return request.image.empty() ? OutputKind::Signal : OutputKind::Image;
-    }
-    return OutputKind::Image;
-}
+OutputKind outputKind(const RunRequest& request) { return describe(request.op).outputKind(request); }
 
 QString extensionOf(const QString& path) { return QLatin1Char('.') + QFileInfo(path).suffix().toLower(); }
 

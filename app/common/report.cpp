@@ -1,5 +1,6 @@
 // The report schema (docs/report-format.md): toJson, toCsv and their building blocks.
 #include "session.hpp"
+#include "ops.hpp"
 
 #include "csv.hpp"
 
@@ -23,8 +24,6 @@ namespace kl::app {
 namespace {
 
 constexpr int kSchemaVersion = 2;
-/// conv1d taps are listed in the report up to this count (a 1M-tap kernel would drown it).
-constexpr size_t kMaxListedTaps = 1024;
 
 /// JSON has no infinity or NaN: those become null (documented: psnr null = identical).
 QJsonValue finite(double v) { return std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); }
@@ -64,72 +63,6 @@ QJsonObject inputJson(const RunRequest& r)
         input[QStringLiteral("bytes")] = double(r.signal.data.size() * sizeof(float));
     }
     return input;
-}
-
-QJsonArray matrixJson(const cv::Mat& kernel)
-{
-    QJsonArray rows;
-    for (int y = 0; y < kernel.rows; ++y) {
-        QJsonArray row;
-        for (int x = 0; x < kernel.cols; ++x) row.append(double(kernel.at<float>(y, x)));
-        rows.append(row);
-    }
-    return rows;
-}
-
-QJsonObject specJson(const RunResult& result)
-{
-    const RunRequest& r = result.request;
-    QJsonObject spec;
-    switch (r.op) {
-    case Op::Conv2D:
-        spec[QStringLiteral("kernel_width")] = r.conv2d.kernel.cols;
-        spec[QStringLiteral("kernel_height")] = r.conv2d.kernel.rows;
-        spec[QStringLiteral("kernel")] = matrixJson(r.conv2d.kernel);
-        spec[QStringLiteral("separable")] = separateKernel(r.conv2d.kernel).has_value();
-        spec[QStringLiteral("border")] = QString::fromStdString(toString(r.conv2d.border));
-        spec[QStringLiteral("border_value")] = r.conv2d.borderValue;
-        spec[QStringLiteral("flip")] = r.conv2d.flipKernel;
-        spec[QStringLiteral("float_output")] = r.conv2d.floatOutput;
-        spec[QStringLiteral("output_depth")] = QString::fromStdString(depthName(conv2dOutputDepth(r.image, r.conv2d)));
-        break;
-    case Op::Conv1D: {
-        spec[QStringLiteral("taps_count")] = double(r.conv1d.taps.size());
-        if (r.conv1d.taps.size() <= kMaxListedTaps) {
-            QJsonArray taps;
-            for (float t : r.conv1d.taps) taps.append(double(t));
-            spec[QStringLiteral("taps")] = taps;
-        }
-        spec[QStringLiteral("mode")] = QString::fromStdString(toString(r.conv1d.mode));
-        spec[QStringLiteral("output_frames")] =
-            double(conv1dOutputLength(r.signal.frames, r.conv1d.taps.size(), r.conv1d.mode));
-        break;
-    }
-    case Op::Histogram: {
-        spec[QStringLiteral("bins")] = r.histogram.bins;
-        spec[QStringLiteral("range")] = r.histogram.lo && r.histogram.hi
-                                            ? QJsonValue(QJsonArray{*r.histogram.lo, *r.histogram.hi})
-                                            : QJsonValue(QJsonValue::Null);
-        spec[QStringLiteral("luminance")] = r.histogram.luminance;
-        for (const BackendResult& b : result.results)
-            if (b.histogram) {
-                const HistogramBinning& used = b.histogram->binning;
-                spec[QStringLiteral("binning")] = QJsonObject{{QStringLiteral("bins"), used.bins},
-                                                              {QStringLiteral("lo"), used.lo},
-                                                              {QStringLiteral("hi"), used.hi}};
-                QJsonArray labels;
-                for (const std::string& l : b.histogram->labels) labels.append(QString::fromStdString(l));
-                spec[QStringLiteral("labels")] = labels;
-                break;
-            }
-        break;
-    }
-    case Op::Transpose:
-        spec[QStringLiteral("layout")] = r.image.empty() ? QStringLiteral("planar to interleaved")
-                                                         : QStringLiteral("rows to columns");
-        break;
-    }
-    return spec;
 }
 
 QJsonObject optionsJson(const RunRequest& r)
@@ -276,7 +209,7 @@ QJsonObject toJson(const RunResult& result)
         {QStringLiteral("input"), inputJson(r)},
         {QStringLiteral("op"), QJsonObject{{QStringLiteral("name"), toString(r.op)},
                                            {QStringLiteral("parameters"), r.opParameters},
-                                           {QStringLiteral("spec"), specJson(result)}}},
+                                           {QStringLiteral("spec"), describe(result.request.op).reportSpec(result)}}},
         {QStringLiteral("options"), optionsJson(r)},
         {QStringLiteral("results"), results},
         {QStringLiteral("comparison_reference"),
