@@ -178,7 +178,7 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
     const bool gpuAvailable = gpu::gpuStatus().available;
     const bool imageInput = !request.image.empty();
     const bool panelHistograms = job.histograms && imageInput && request.op != app::Op::Histogram;
-    const std::vector<std::string> variants = gpu::variants(app::toString(request.op).toStdString());
+    const std::vector<gpu::VariantInfo> variants = app::gpuVariantInfo(request.op);
     const std::vector<int> scalingThreads = job.threadScaling ? threadScalingCounts(hardwareThreads()) : std::vector<int>();
 
     // Progress is shared evenly among the runs this job may make.
@@ -215,10 +215,10 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
         if (job.compareVariants) {
             const app::BackendResult* mainGpu = main.find(app::Backend::Gpu);
             const std::string usedVariant = mainGpu && mainGpu->gpu ? mainGpu->gpu->variant : std::string();
-            for (const std::string& variant : variants) {
-                if (variant == usedVariant) continue;
+            for (const gpu::VariantInfo& variant : variants) {
+                if (variant.name == usedVariant) continue;
                 app::RunRequest other = gpuOnly(request);
-                other.gpu.variant = variant;
+                other.gpu.variant = variant.name;
                 outcome->gpuComparisons.push_back(runStep(other));
             }
         }
