@@ -130,8 +130,7 @@ __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&rin
 /// (kIntegerFractionBits), rounded to nearest, ties to even, like saturateRound (integerTaps keeps
 /// it within 0..255), to the `remaining` elements of the row from `out`, in whole words: a word that
 /// passes the row end writes into the row's padding (rows are pitched, rowPitch), which is never
-/// copied back. Byte stores for a row's last word cost a branch on every row of every thread: 8192^2
-/// u8 3 channels 5x5 went from 0.159 to 0.145 ms without it.
+/// copied back (byte stores for a row's last word would cost a branch on every row of every thread).
 template <int K, int N>
 __device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)[K][N / 2], int first)
 {
@@ -253,9 +252,8 @@ constexpr int kRingElements = 4, kRingStrip = 16;
 /// `first`, span bytes each, to `target` (row r at target + r * span). Constant border rows are
 /// filled with the border value; in the other rows the bytes before chunk cLo and from chunk cHi
 /// on (16 bytes each) come through borderIndex. The bytes are spread over the whole block so that
-/// their loads overlap: one thread per 16 bytes, each waiting on its loads in turn, took a row-end
-/// tile several times as long as an inner one (8192^2 u8 3 channels 5x5: 0.194 ms against 0.146
-/// with the row-end tiles skipped). Not inlined: it runs on the edge tiles only.
+/// their loads overlap (one thread per 16 bytes, each waiting on its loads in turn, made a row-end
+/// tile several times as slow as an inner one). Not inlined: it runs on the edge tiles only.
 template <int CN>
 __device__ __noinline__ void stageTileEdges(StripArgs<uint8_t, uint8_t> a, uint8_t* target, int span, int y0,
                                             int rows, int first, int cLo, int cHi)
