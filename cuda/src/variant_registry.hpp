@@ -16,7 +16,7 @@ namespace kl::gpu {
 /// is what the op's host side calls to run it.
 template <typename Problem, typename Launch> struct VariantDescriptor {
     const char* name = "";
-    const char* description = "";
+    std::string description;
     /// Why this variant cannot run `problem`, as "needs <what it needs>; this is <what it got>";
     /// empty when it can. nullptr: it runs every valid problem.
     std::string (*whyNot)(const Problem& problem) = nullptr;

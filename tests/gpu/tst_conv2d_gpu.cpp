@@ -1,6 +1,6 @@
 // GPU conv2d against core's reference: every variant, depth, channel count and
 // border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up, the
-// compiled sizes (3, 5, 7, 9, 15: unrolled shared tiles, the TMA-fed tiles, the
+// compiled sizes (kConv2dCompiledSizes: unrolled shared tiles, the TMA-fed tiles, the
 // separable ring) on widths that are multiples of 4 and widths that are not; the
 // separable split; the integer ring on dyadic kernels, bitwise; streams, host memory and
 // kernel-only mode; the report.

@@ -93,6 +93,16 @@ bool isCompiledSize(int kRows, int kCols)
            std::find(kConv2dCompiledSizes.begin(), kConv2dCompiledSizes.end(), kRows) != kConv2dCompiledSizes.end();
 }
 
+std::string compiledSizesText(const char* lastJoin)
+{
+    std::string text;
+    for (size_t i = 0; i < kConv2dCompiledSizes.size(); ++i) {
+        if (i > 0) text += i + 1 == kConv2dCompiledSizes.size() ? std::string(" ") + lastJoin + " " : ", ";
+        text += std::to_string(kConv2dCompiledSizes[i]);
+    }
+    return text;
+}
+
 Conv2dProblem::Conv2dProblem(const cv::Mat& in, const Conv2DSpec& s, const DeviceInfo& d)
     : input(in), spec(s), device(d)
 {

@@ -30,9 +30,9 @@ std::string whyNotSeparable(const Conv2dProblem& p)
 std::string whyNotInteger(const Conv2dProblem& p)
 {
     if (p.integer) return {};
-    return "needs an 8-bit image with 8-bit output and a square 3, 5, 7, 9 or 15 rank-1 kernel whose taps are "
-           "non-negative multiples of 1/256 summing to at most 1 (such as the default 3x3 and 5x5 Gaussians); this "
-           "is " +
+    return "needs an 8-bit image with 8-bit output and a square " + compiledSizesText("or") +
+           " rank-1 kernel whose taps are non-negative multiples of 1/256 summing to at most 1 (such as the default "
+           "3x3 and 5x5 Gaussians); this is " +
            describeImage(p.input) + (p.spec.floatOutput ? " with float output" : "") + ", a " + p.kernelSize() +
            " kernel";
 }

@@ -131,8 +131,8 @@ std::string whyNotTma(const Conv2dProblem& p)
     const bool applies = p.input.depth() == CV_32F && p.outDepth == CV_32F && p.input.channels() == 1 &&
                          isCompiledSize(p.kRows, p.kCols) && p.device.computeMajor >= 9;
     if (applies) return {};
-    return "needs a 32-bit float single-channel image with float output, a square 3, 5, 7, 9 or 15 kernel and a GPU "
-           "of compute capability 9.0 or newer; this is " +
+    return "needs a 32-bit float single-channel image with float output, a square " + compiledSizesText("or") +
+           " kernel and a GPU of compute capability 9.0 or newer; this is " +
            describeImage(p.input) + ", a " + p.kernelSize() + " kernel, compute capability " +
            std::to_string(p.device.computeMajor) + "." + std::to_string(p.device.computeMinor);
 }
@@ -171,7 +171,8 @@ void computeTma(const Conv2dRun& run, int chunk, cudaStream_t stream)
 Conv2dVariant sharedConv2d()
 {
     return {"shared",
-            "input tiles staged in shared memory; 4 pixels x 2 rows per thread, unrolled for 3, 5, 7, 9 and 15",
+            "input tiles staged in shared memory; 4 pixels x 2 rows per thread, unrolled for " +
+                compiledSizesText("and"),
             nullptr,
             {prepareShared, computeShared, true}};
 }

@@ -30,6 +30,8 @@ constexpr int kIntegerFractionBits = 8;
 
 /// Whether k x k is one of kConv2dCompiledSizes (fully unrolled kernels).
 bool isCompiledSize(int kRows, int kCols);
+/// kConv2dCompiledSizes as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
+std::string compiledSizesText(const char* lastJoin);
 
 /// One conv2d problem, with what the variants' checks and launches derive from it once.
 struct Conv2dProblem {
