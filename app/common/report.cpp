@@ -174,6 +174,8 @@ QJsonObject toJson(const gpu::GpuReport& g, double copyBandwidthGBs)
         {QStringLiteral("device"), QString::fromStdString(g.device)},
         {QStringLiteral("memory"), QString::fromStdString(gpu::toString(g.memory))},
         {QStringLiteral("streams"), g.streams},
+        {QStringLiteral("chunks"), g.chunks},
+        {QStringLiteral("chunking"), QString::fromStdString(g.chunking)},
         {QStringLiteral("stages_ms"), QJsonObject{{QStringLiteral("h2d"), toJson(g.h2d)},
                                                   {QStringLiteral("kernel"), toJson(g.kernel)},
                                                   {QStringLiteral("d2h"), toJson(g.d2h)},

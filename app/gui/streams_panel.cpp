@@ -112,6 +112,7 @@ void StreamsPanel::showOutcome(const RunOutcome& outcome)
                            .arg(report.streams)
                            .arg(gpuResult->time.medianMs, 0, 'f', 3)
                            .arg(speedup, 0, 'f', 2);
+        text += tr(" %n chunk(s): %1.", nullptr, report.chunks).arg(QString::fromStdString(report.chunking));
         if (speedup < 1 && report.memory == gpu::HostMemory::Pageable)
             text += tr(" Asynchronous copies from pageable memory go through a staging buffer and do not overlap "
                        "with kernels: try pinned host memory.");

@@ -1,6 +1,7 @@
 #include "pipeline.hpp"
 
 #include "kernellab/error.hpp"
+#include "kernellab/image.hpp"
 
 #include <nvtx3/nvtx3.hpp>
 
@@ -41,6 +42,28 @@ void stopIfCancelled(const Engine::Impl& engine, const std::atomic<bool>* cancel
     if (!cancel || !cancel->load(std::memory_order_relaxed)) return;
     for (const Stream& stream : engine.streams) stream.synchronize();
     throw Cancelled();
+}
+
+/// How many chunks a run asks its op for, and why.
+struct ChunkPlan {
+    int requested = 1;
+    std::string why;
+};
+
+constexpr int kChunksPerStream = 4;
+
+ChunkPlan planChunks(const Pipeline& p, const RunOptions& options)
+{
+    if (!options.endToEnd) return {1, "kernel-only: one chunk"};
+    const int streams = options.streams;
+    if (streams == 1) return {1, "one stream: one chunk"};
+    const int perStreams = kChunksPerStream * streams;
+    const uint64_t bytes = uint64_t(p.hostInBytes) + p.hostOutBytes;
+    if (options.minChunkBytes == 0 || bytes / options.minChunkBytes >= uint64_t(perStreams))
+        return {perStreams, std::to_string(kChunksPerStream) + " per stream"};
+    const int byData = int(std::max<uint64_t>(1, bytes / options.minChunkBytes));
+    return {byData, formatBytes(bytes) + " in and out: chunks of at least " + formatBytes(options.minChunkBytes) +
+                        ", below which a chunk's host calls outweigh its copy"};
 }
 
 /// Where the stages read and write on the host: the caller's memory, or pinned staging.
@@ -185,7 +208,8 @@ GpuReport runPipeline(Engine::Impl& engine, Pipeline& p, const RunOptions& optio
     engine.activate();
     const int streamCount = options.endToEnd ? options.streams : 1;
     engine.ensureStreams(streamCount);
-    const int chunks = p.prepare(streamCount == 1 ? 1 : 4 * streamCount);
+    const ChunkPlan plan = planChunks(p, options);
+    const int chunks = p.prepare(plan.requested);
     const HostSide host = stageHost(engine, p, options.memory);
     if (!host.pinned) touchOutput(engine, p, options.cancel);
 
@@ -195,6 +219,9 @@ GpuReport runPipeline(Engine::Impl& engine, Pipeline& p, const RunOptions& optio
     report.device = engine.info.name;
     report.memory = options.memory;
     report.streams = streamCount;
+    report.chunks = chunks;
+    report.chunking = chunks == plan.requested ? plan.why : std::to_string(chunks) + " as the op divides its work (" +
+                                                                std::to_string(plan.requested) + " asked: " + plan.why + ")";
     report.kernelBytes = p.kernelBytes;
     report.kernelFlops = p.kernelFlops;
 

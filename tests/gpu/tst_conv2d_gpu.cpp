@@ -142,6 +142,7 @@ class TestConv2dGpu : public QObject {
         kl::gpu::RunOptions options;
         options.variant = variant;
         options.streams = streams;
+        options.minChunkBytes = 0;  // 4 chunks per stream on small inputs too: chunk boundaries
         options.memory = memory;
         options.repetitions = 1;
         options.warmup = 0;
@@ -613,6 +614,7 @@ private slots:
             for (int streams : {1, 2, 4}) {
                 kl::gpu::RunOptions options;
                 options.streams = streams;
+                options.minChunkBytes = 0;
                 options.repetitions = 3;
                 options.warmup = 1;
                 GpuReport report;
@@ -776,6 +778,7 @@ private slots:
             for (int streams : {1, 4}) {
                 kl::gpu::RunOptions options;
                 options.streams = streams;
+                options.minChunkBytes = 0;
                 options.memory = HostMemory::Pinned;
                 options.warmup = 1;
                 options.repetitions = 5;

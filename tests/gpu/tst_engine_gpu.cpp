@@ -13,6 +13,8 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 
 using kl::gpu::Engine;
 using kl::gpu::HostMemory;
@@ -82,6 +84,7 @@ private slots:
         const uint64_t bytes = uint64_t(input.total() * input.elemSize());
         RunOptions options;
         options.streams = 4;
+        options.minChunkBytes = 0;  // 4 chunks per stream although the input is small
         options.memory = HostMemory::Pinned;
         options.repetitions = 3;
         cv::Mat got;
@@ -97,7 +100,9 @@ private slots:
         QCOMPARE(r.total.repetitions, 3);
         QVERIFY(r.h2d.medianMs > 0 && r.kernel.medianMs > 0 && r.d2h.medianMs > 0);
         QVERIFY(r.total.minMs <= r.total.medianMs && r.total.medianMs <= r.total.maxMs);
-        QCOMPARE(r.timeline.size(), size_t(16 * 3));  // 4 chunks per stream, 3 stages each
+        QCOMPARE(r.chunks, 16);
+        QCOMPARE(r.chunking, std::string("4 per stream"));
+        QCOMPARE(r.timeline.size(), size_t(16 * 3));  // 3 stages each
         for (const kl::gpu::TimelineEntry& t : r.timeline) {
             QVERIFY(t.stream >= 0 && t.stream < 4);
             QVERIFY(t.startMs >= 0 && t.startMs <= t.endMs);
@@ -146,6 +151,39 @@ private slots:
         KL_VERIFY_THROWS(kl::InvalidArgument, field.toStdString(), engine_->transpose(input, options, transposed));
         KL_VERIFY_THROWS(kl::InvalidArgument, field.toStdString(), engine_->histogram(input, {}, options, histogram));
         expectEngineWorks();
+    }
+
+    // End to end on several streams, the chunk count follows the data: no chunk under
+    // minChunkBytes of input plus output, at most 4 per stream; the output does not change.
+    void chunksFollowTheData()
+    {
+        const cv::Mat small = kltest::randomImage(511, 509, CV_8U, 1, 3);    // 0.5 MB in and out
+        const cv::Mat medium = kltest::randomImage(1021, 1031, CV_32F, 1, 4);  // 8.4 MB
+        const cv::Mat large = kltest::randomImage(2100, 2099, CV_32F, 1, 5);   // 35.3 MB
+        RunOptions options;
+        options.streams = 4;
+        options.repetitions = 1;
+        const auto chunks = [&](const cv::Mat& input) {
+            cv::Mat got;
+            const kl::gpu::GpuReport r = engine_->transpose(input, options, got);
+            return std::make_pair(r, kltest::bitwiseEqual(got, kl::transposeReference(input)));
+        };
+        auto [r, correct] = chunks(small);
+        QVERIFY(correct);
+        QCOMPARE(r.chunks, 1);
+        QVERIFY2(r.chunking.find("chunks of at least 4.0 MiB") != std::string::npos, r.chunking.c_str());
+        QCOMPARE(r.timeline.size(), size_t(3));
+        for (const auto& [input, expected] : {std::make_pair(medium, 2), std::make_pair(large, 8),
+                                              std::make_pair(kltest::randomImage(4099, 4093, CV_32F, 1, 6), 16)}) {
+            std::tie(r, correct) = chunks(input);
+            QVERIFY(correct);
+            QCOMPARE(r.chunks, expected);
+        }
+        options.streams = 1;
+        QCOMPARE(chunks(large).first.chunking, std::string("one stream: one chunk"));
+        options.streams = 4;
+        options.endToEnd = false;
+        QCOMPARE(chunks(large).first.chunks, 1);
     }
 
     void variantLists()

@@ -90,6 +90,7 @@ private slots:
                 for (int streams : {1, 4}) {
                     RunOptions options = once("auto");
                     options.streams = streams;
+                    options.minChunkBytes = 0;  // 4 chunks per stream on small inputs too: chunk boundaries
                     expectEveryVariant(kltest::randomImage(97, 61, depth, channels, 12), options);
                     if (QTest::currentTestFailed()) return;
                 }
@@ -121,6 +122,7 @@ private slots:
                 for (int streams : {3, 7}) {
                     RunOptions options = once("auto");
                     options.streams = streams;
+                    options.minChunkBytes = 0;
                     expectEveryVariant(kltest::randomImage(size.height, size.width, depth, 1, 13), options);
                     if (QTest::currentTestFailed()) return;
                 }
@@ -143,6 +145,7 @@ private slots:
                 for (HostMemory memory : {HostMemory::Pageable, HostMemory::Pinned}) {
                     RunOptions options = once("auto");
                     options.streams = streams;
+                    options.minChunkBytes = 0;
                     options.memory = memory;
                     options.repetitions = 2;
                     expectEveryVariant(input, options);
@@ -185,6 +188,7 @@ private slots:
                 for (int streams : {1, 4}) {
                     RunOptions options = once(variant);
                     options.streams = streams;
+                    options.minChunkBytes = 0;
                     options.memory = streams == 1 ? HostMemory::Pageable : HostMemory::Pinned;
                     std::vector<float> got;
                     engine_->transposeSignal(signal, options, got);

@@ -62,6 +62,10 @@ struct RunOptions {
     std::string variant = "auto";        ///< a name from variants(op) or "auto"
     HostMemory memory = HostMemory::Pageable;
     int streams = 1;                     ///< 1 .. kMaxStreams; the input is split into chunks pipelined across them
+    /// End to end on several streams: 4 chunks per stream, but none below this many bytes of input
+    /// plus output, where a chunk's host calls (copies, launch, events: tens of microseconds)
+    /// would outweigh its copy. 0: always 4 per stream (tests of chunk boundaries on small inputs).
+    uint64_t minChunkBytes = uint64_t(4) << 20;
     bool endToEnd = true;                ///< false: upload once, time the kernel alone (h2d/d2h/total left 0)
     int repetitions = 10;                ///< timed runs (median/min/max reported)
     int warmup = 2;                      ///< untimed runs before timing
@@ -85,6 +89,10 @@ struct GpuReport {
     std::string device;
     HostMemory memory = HostMemory::Pageable;
     int streams = 1;
+    /// Chunks the work was split into (end to end; 1 kernel-only), and why that many: 4 per
+    /// stream, or fewer where the data is too small for chunks to pay, or as the op divides it.
+    int chunks = 1;
+    std::string chunking;
     TimingStats h2d, kernel, d2h, total;
     std::vector<TimelineEntry> timeline;  ///< of the last timed repetition
     uint64_t bytesH2D = 0, bytesD2H = 0;
