@@ -1,5 +1,5 @@
 #pragma once
-// What the op implementations (conv2d/, conv1d/, histogram.cu, transpose.cu)
+// What the op implementations (conv2d/, conv1d/, histogram/, transpose/)
 // share: the engine's device state, and the entry point each op provides.
 #include "kernellab/gpu/engine.hpp"
 #include "resources.hpp"

@@ -1,0 +1,264 @@
+// histogram's optimized variant, the default:
+//   Single-channel u8, and single-channel u16 with the default binning (256 bins, bin = high
+//   byte): a grid of a few blocks per SM striding over 16-byte vectors (4 per thread in
+//   flight), with 32-bit counters private to each lane position: word (bin, lane) sits in bank
+//   `lane`, so a warp's 32 increments never conflict or collide whatever the data (a constant
+//   image runs as fast as noise), and each value costs a byte extract (PRMT), an address (LEA)
+//   and one shared atomic. All warps of a block share the one column (32 KB). At the end a
+//   block folds each bin's 32 lane words, one global atomic per bin.
+//   Other formats: a persistent grid striding over groups of whole pixels loaded as 16-byte
+//   vectors, with one 32-bit sub-histogram per warp (or per few warps when the histogram is
+//   large). A thread adds a run of equal bins with one atomic, and a warp whose lanes all hold
+//   one bin adds the whole warp's count with one atomic, so a constant image does not
+//   serialize on one counter.
+// Where one histogram does not fit a block's shared memory it counts with global atomics.
+#include "histogram_device.cuh"
+
+#include <algorithm>
+
+namespace kl::gpu {
+namespace {
+
+/// A block of the persistent grid counts at most this many pixels (plus a few thousand).
+constexpr size_t kMaxPixelsPerBlock = size_t(1) << 30;
+
+/// Adds one entry's slots of a thread's pixel group to the warp's sub-histogram: one atomic for
+/// the whole warp when every lane holds a single repeated slot, the same one (a flat area),
+/// else one atomic per run of equal slots.
+template <int G>
+__device__ __forceinline__ void countGroup(const int (&slot)[G], bool valid, unsigned validLanes, unsigned* hist)
+{
+    bool single = true;
+#pragma unroll
+    for (int i = 1; i < G; ++i) single = single && slot[i] == slot[0];
+    const int first = __shfl_sync(kFullMask, slot[0], 0);  // lane 0 is always valid
+    if (__all_sync(kFullMask, !valid || (single && slot[0] == first))) {
+        if (threadIdx.x % 32 == 0) atomicAdd(hist + first, unsigned(G * __popc(validLanes)));
+        return;
+    }
+    if (!valid) return;
+    unsigned run = 1;
+#pragma unroll
+    for (int i = 1; i < G; ++i) {
+        if (slot[i] == slot[i - 1]) {
+            ++run;
+        } else {
+            atomicAdd(hist + slot[i - 1], run);
+            run = 1;
+        }
+    }
+    atomicAdd(hist + slot[G - 1], run);
+}
+
+template <typename F>
+__global__ void __launch_bounds__(kThreads)
+    histogramWarpAtomics(const typename F::T* __restrict__ image, PixelSpan span, BinRule rule, int copies,
+                       unsigned long long* __restrict__ counts)
+{
+    using T = typename F::T;
+    constexpr int G = F::groupPixels;
+    extern __shared__ unsigned hist[];
+    const int stride = rule.stride(), slots = F::entries * stride;
+    for (int i = threadIdx.x; i < copies * slots; i += kThreads) hist[i] = 0;
+    __syncthreads();
+    unsigned* own = hist + (threadIdx.x / 32) % copies * slots;
+
+    // Whole groups are 16-byte aligned: they are counted from the image's start.
+    const size_t groupFirst = (span.first + G - 1) / G, groupLast = span.last / G;
+    const auto* vectors = reinterpret_cast<const uint4*>(image);
+    // Whole warps iterate together (lanes past the end idle) so that the votes see all 32 lanes.
+    const size_t warpStart = groupFirst + (size_t(blockIdx.x) * kWarps + threadIdx.x / 32) * 32;
+    for (size_t base = warpStart; base < groupLast; base += size_t(gridDim.x) * kThreads) {
+        const size_t group = base + threadIdx.x % 32;
+        const bool valid = group < groupLast;
+        uint4 raw[F::groupVectors] = {};
+        if (valid) {
+#pragma unroll
+            for (int v = 0; v < F::groupVectors; ++v) raw[v] = __ldg(vectors + group * F::groupVectors + v);
+        }
+        const T* pixels = reinterpret_cast<const T*>(raw);
+        int slot[F::entries][G];
+#pragma unroll
+        for (int i = 0; i < G; ++i)
+            forEachEntry<F>(pixels + i * F::channels, rule, [&](int entry, int s) { slot[entry][i] = s; });
+        const unsigned validLanes = __ballot_sync(kFullMask, valid);
+#pragma unroll
+        for (int e = 0; e < F::entries; ++e) countGroup<G>(slot[e], valid, validLanes, own + e * stride);
+    }
+
+    // The pixels before the first and after the last whole group (fewer than 2 * G <= 32): block 0.
+    if (blockIdx.x == 0) {
+        const size_t headEnd = span.last < groupFirst * G ? span.last : groupFirst * G;
+        const size_t tailBegin = groupLast * G > headEnd ? groupLast * G : headEnd;
+        const size_t head = headEnd - span.first, t = threadIdx.x;
+        const size_t p = t < head ? span.first + t : tailBegin + (t - head);
+        if (p < span.last)
+            forEachEntry<F>(image + p * F::channels, rule,
+                            [&](int entry, int s) { atomicAdd(own + entry * stride + s, 1u); });
+    }
+    __syncthreads();
+    addToGlobal(hist, slots, copies, counts);
+}
+
+// ---- 256 byte bins: lane-private 32-bit counters ---------------------------------------
+
+constexpr int kLaneThreads = 512;
+constexpr int kByteBins = 256;
+constexpr int kLaneUnroll = 4;  ///< vectors a thread loads before counting them
+
+/// The byte-bin kernel's layout: one column of kByteBins x 32 words, word (bin, lane) for lane
+/// position `lane` of every warp of the block.
+template <typename T> struct ByteBinPlan {
+    static constexpr int valuesPerVector = 16 / int(sizeof(T));
+    /// Block-wide strides of kLaneUnroll vectors per thread a block may take: its counters hold
+    /// below 2^32 values.
+    static constexpr size_t maxStridesPerBlock = 0xffffffffu / (size_t(kLaneThreads) * kLaneUnroll * valuesPerVector);
+    static constexpr size_t sharedWords = size_t(kByteBins) * 32;
+};
+
+/// Counts the bins of the values in one word: every byte of u8, the high byte of u16.
+template <typename T> __device__ __forceinline__ void countWord(unsigned word, unsigned* column)
+{
+#pragma unroll
+    for (int byte = int(sizeof(T)) - 1; byte < 4; byte += int(sizeof(T)))
+        atomicAdd(column + __byte_perm(word, 0, 0x4440 + byte) * 32, 1u);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kLaneThreads)
+    histogramByteBins(const T* __restrict__ image, PixelSpan span, BinRule rule, unsigned long long* __restrict__ counts)
+{
+    using Plan = ByteBinPlan<T>;
+    constexpr int P = Plan::valuesPerVector;
+    extern __shared__ uint4 shared[];
+    unsigned* columns = reinterpret_cast<unsigned*>(shared);
+    for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kLaneThreads) shared[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    unsigned* column = columns + threadIdx.x % 32;
+
+    // Whole vectors are 16-byte aligned: they are counted from the image's start.
+    const size_t vectorFirst = (span.first + P - 1) / P, vectorLast = span.last / P;
+    const auto* vectors = reinterpret_cast<const uint4*>(image);
+    constexpr size_t stride = size_t(kLaneThreads) * kLaneUnroll;
+    for (size_t start = vectorFirst + blockIdx.x * stride; start < vectorLast; start += gridDim.x * stride) {
+        const size_t first = start + threadIdx.x;
+        uint4 v[kLaneUnroll] = {};
+#pragma unroll
+        for (int u = 0; u < kLaneUnroll; ++u)
+            if (first + u * kLaneThreads < vectorLast) v[u] = __ldg(vectors + first + u * kLaneThreads);
+#pragma unroll
+        for (int u = 0; u < kLaneUnroll; ++u)
+            if (first + u * kLaneThreads < vectorLast) {
+                countWord<T>(v[u].x, column);
+                countWord<T>(v[u].y, column);
+                countWord<T>(v[u].z, column);
+                countWord<T>(v[u].w, column);
+            }
+    }
+
+    // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
+    if (blockIdx.x == 0) {
+        const size_t headEnd = span.last < vectorFirst * P ? span.last : vectorFirst * P;
+        const size_t tailBegin = vectorLast * P > headEnd ? vectorLast * P : headEnd;
+        const size_t head = headEnd - span.first, t = threadIdx.x;
+        const size_t p = t < head ? span.first + t : tailBegin + (t - head);
+        if (p < span.last) atomicAdd(column + slotOf(image[p], rule) * 32, 1u);
+    }
+    __syncthreads();
+
+    // Fold: two threads per bin, each summing 16 of its 32 lane words, starting at different
+    // words so that a warp's reads hit 32 different banks.
+    static_assert(kLaneThreads == 2 * kByteBins, "the fold gives each bin two threads");
+    constexpr int kWordsEach = 32 * kByteBins / kLaneThreads;
+    const int bin = threadIdx.x / 2, half = threadIdx.x % 2;
+    unsigned sum = 0;
+#pragma unroll
+    for (int k = 0; k < kWordsEach; ++k) sum += columns[bin * 32 + half * kWordsEach + (k + bin) % kWordsEach];
+    sum += __shfl_down_sync(kFullMask, sum, 1);
+    if (half == 0 && sum) atomicAdd(counts + bin, (unsigned long long)sum);
+}
+
+// ---- launches and the plan ---------------------------------------------------------------
+
+template <typename F>
+void launchWarpAtomics(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
+                       unsigned long long* counts, cudaStream_t stream)
+{
+    const size_t pixels = span.last - span.first;
+    constexpr size_t G = F::groupPixels;
+    const size_t groups = std::max(span.last / G, (span.first + G - 1) / G) - (span.first + G - 1) / G;
+    // No more blocks than there is work for, and enough that none counts over kMaxPixelsPerBlock.
+    const unsigned blocks = std::max({1u, std::min(blocksFor(groups, kThreads), unsigned(plan.residentBlocks)),
+                                      blocksFor(pixels, kMaxPixelsPerBlock)});
+    histogramWarpAtomics<F><<<blocks, kThreads, plan.sharedBytes, stream>>>(static_cast<const typename F::T*>(image),
+                                                                            span, rule, plan.copies, counts);
+    KL_CHECK_LAUNCH();
+}
+
+template <typename T>
+void launchByteBins(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
+                    unsigned long long* counts, cudaStream_t stream)
+{
+    using Plan = ByteBinPlan<T>;
+    constexpr size_t P = Plan::valuesPerVector, stride = size_t(kLaneThreads) * kLaneUnroll;
+    const size_t vectorFirst = (span.first + P - 1) / P;
+    const size_t vectors = std::max(span.last / P, vectorFirst) - vectorFirst;
+    const size_t strides = (vectors + stride - 1) / stride;
+    // No more blocks than strides, and enough that no block takes more than its counters hold.
+    const unsigned blocks = unsigned(std::max<size_t>({1, std::min<size_t>(strides, size_t(plan.residentBlocks)),
+                                                       (strides + Plan::maxStridesPerBlock - 1) / Plan::maxStridesPerBlock}));
+    histogramByteBins<T><<<blocks, kLaneThreads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule,
+                                                                             counts);
+    KL_CHECK_LAUNCH();
+}
+
+/// Formats the byte-bin kernel may count: single-channel u8 and u16 (u16 only with the
+/// default binning, see optimizedPlan).
+template <typename F>
+constexpr bool kByteBinFormat = F::channels == 1 && F::entries == 1 &&
+                                (std::is_same<typename F::T, uint8_t>::value || std::is_same<typename F::T, uint16_t>::value);
+
+template <typename T> int planByteBins(const cudaDeviceProp& device, size_t& sharedBytes)
+{
+    sharedBytes = ByteBinPlan<T>::sharedWords * sizeof(unsigned);
+    allowSharedMemory(histogramByteBins<T>, sharedBytes);
+    int perSm = 0;
+    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, histogramByteBins<T>, kLaneThreads, sharedBytes));
+    return std::max(1, perSm) * device.multiProcessorCount;
+}
+
+template <typename F>
+LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, const cudaDeviceProp& device)
+{
+    const size_t bytes = histogramBytes<F>(rule);
+    if (bytes > device.sharedMemPerBlockOptin) return globalAtomicsHistogramPlan(problem, rule, device);
+    LaunchPlan plan;
+    if constexpr (kByteBinFormat<F>) {
+        if (sizeof(typename F::T) == 1 || rule.u16ByShift) {
+            plan.launch = launchByteBins<typename F::T>;
+            plan.residentBlocks = planByteBins<typename F::T>(device, plan.sharedBytes);
+            return plan;
+        }
+    }
+    // As many per-warp copies as fit in a quarter of an SM's shared memory, so that
+    // several blocks stay resident to hide memory latency.
+    plan.launch = launchWarpAtomics<F>;
+    plan.copies = std::clamp(int(device.sharedMemPerMultiprocessor / 4 / bytes), 1, kWarps);
+    plan.sharedBytes = size_t(plan.copies) * bytes;
+    allowSharedMemory(histogramWarpAtomics<F>, plan.sharedBytes);
+    int perSm = 0;
+    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, histogramWarpAtomics<F>, kThreads,
+                                                              plan.sharedBytes));
+    plan.residentBlocks = std::max(1, perSm) * device.multiProcessorCount;
+    return plan;
+}
+
+} // namespace
+
+HistogramVariant optimizedHistogram()
+{
+    return {"optimized", "lane-private counters for u8 (conflict-free whatever the data), per-warp copies for other formats",
+            nullptr, {KL_HISTOGRAM_PLAN(optimizedPlan)}};
+}
+
+} // namespace kl::gpu
