@@ -38,6 +38,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 namespace kl::gpu {
@@ -157,6 +158,10 @@ GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec&
                  width, k.rows, cudaMemcpyDeviceToHost, c.stream);
         return width * size_t(k.rows);
     };
+    // The taps' __constant__ copy is one per device for the whole process: held until the last kernel.
+    static std::mutex constantTapsMutex;
+    std::unique_lock<std::mutex> constantTaps(constantTapsMutex, std::defer_lock);
+    if (variant.launch.constantTaps) constantTaps.lock();
     GpuReport report = runPipeline(engine, p, options);
     output = std::move(result);
     return report;

@@ -255,7 +255,7 @@ Conv1dVariant naiveConv1d()
 Conv1dVariant sharedConv1d()
 {
     return {"shared", "signal tiles in shared memory, taps in constant memory; warp streams for short filters",
-            nullptr, {nullptr, prepareDirect<true>, computeShared}};
+            nullptr, {nullptr, prepareDirect<true>, computeShared, true}};
 }
 
 } // namespace kl::gpu

@@ -76,6 +76,8 @@ struct Conv1dLaunch {
     void (*prepare)(const std::vector<float>& taps, Conv1dRun& run, Engine::Impl& engine, int streams) = nullptr;
     /// One chunk's kernels on `stream`.
     void (*compute)(const Conv1dRun& run, const Conv1dChunk& chunk, cudaStream_t stream) = nullptr;
+    /// Whether it reads taps from __constant__ memory (one copy per device: runs hold a lock).
+    bool constantTaps = false;
 };
 
 using Conv1dVariant = VariantDescriptor<Conv1dProblem, Conv1dLaunch>;
