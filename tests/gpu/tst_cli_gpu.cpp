@@ -136,17 +136,35 @@ private slots:
         QVERIFY(report[QStringLiteral("environment")].toObject()[QStringLiteral("cuda_runtime")].toString() != "unavailable");
     }
 
+    // 4 streams: the chunk count follows the data (a small image runs as one chunk, a 24 MiB one
+    // as 6, 4 MiB each), and the report says how many and why.
+    void pinnedMemoryWithStreams_data()
+    {
+        QTest::addColumn<QStringList>("input");
+        QTest::addColumn<int>("chunks");
+        QTest::addColumn<QString>("chunking");
+        QTest::newRow("small") << opArguments(QStringLiteral("conv2d")) << 1 << "chunks of at least 4.0 MiB";
+        QTest::newRow("2048^2 u8 x3") << QStringList{"--op", "conv2d", "--generate", "image:2048x2048:u8:3"} << 6
+                                     << "24.0 MiB in and out";
+    }
+
     void pinnedMemoryWithStreams()
     {
-        const QJsonObject report = runOnGpu(QStringLiteral("conv2d"), {"--memory", "pinned", "--streams", "4"});
+        QFETCH(QStringList, input);
+        QFETCH(int, chunks);
+        QFETCH(QString, chunking);
+        const QJsonObject report = runOnGpuWith(input, {"--memory", "pinned", "--streams", "4"});
         QVERIFY(!report.isEmpty());
         const QJsonObject gpu = backendResult(report, QStringLiteral("gpu"))[QStringLiteral("gpu")].toObject();
         QCOMPARE(gpu[QStringLiteral("memory")].toString(), QStringLiteral("pinned"));
         QCOMPARE(gpu[QStringLiteral("streams")].toInt(), 4);
+        QCOMPARE(gpu[QStringLiteral("chunks")].toInt(), chunks);
+        QVERIFY2(gpu[QStringLiteral("chunking")].toString().contains(chunking),
+                 qPrintable(gpu[QStringLiteral("chunking")].toString()));
         int highestStream = 0;
         for (const QJsonValue& entry : gpu[QStringLiteral("timeline")].toArray())
             highestStream = std::max(highestStream, entry.toObject()[QStringLiteral("stream")].toInt());
-        QVERIFY(highestStream > 0);
+        QCOMPARE(highestStream, std::min(chunks, 4) - 1);
     }
 
     void kernelOnlyTimesTheKernelAlone()
