@@ -113,6 +113,16 @@ void StreamsPanel::showOutcome(const RunOutcome& outcome)
                            .arg(gpuResult->time.medianMs, 0, 'f', 3)
                            .arg(speedup, 0, 'f', 2);
         text += tr(" %n chunk(s): %1.", nullptr, report.chunks).arg(QString::fromStdString(report.chunking));
+        const double limit = gpu::overlapLimitMs(*single->gpu, report.chunks);
+        if (report.streams > 1 && limit > 0)
+            text += tr(" Physical limit for %n chunk(s): %1 ms (the slowest stage whole, the others for one chunk, at "
+                       "one stream's rates: H2D %2, kernel %3, D2H %4 ms); this run took %5× it.",
+                       nullptr, report.chunks)
+                        .arg(limit, 0, 'f', 3)
+                        .arg(single->gpu->h2d.medianMs, 0, 'f', 3)
+                        .arg(single->gpu->kernel.medianMs, 0, 'f', 3)
+                        .arg(single->gpu->d2h.medianMs, 0, 'f', 3)
+                        .arg(gpuResult->time.medianMs / limit, 0, 'f', 2);
         if (speedup < 1 && report.memory == gpu::HostMemory::Pageable)
             text += tr(" Asynchronous copies from pageable memory go through a staging buffer and do not overlap "
                        "with kernels: try pinned host memory.");

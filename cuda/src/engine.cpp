@@ -2,6 +2,8 @@
 
 #include "kernellab/error.hpp"
 
+#include <algorithm>
+#include <iterator>
 
 namespace kl::gpu {
 
@@ -29,6 +31,15 @@ double GpuReport::kernelGFlops() const { return kernel.medianMs > 0 ? kernelFlop
 double GpuReport::endToEndGBs() const
 {
     return total.medianMs > 0 ? double(bytesH2D + bytesD2H) / (total.medianMs * 1e6) : 0;
+}
+
+double overlapLimitMs(const GpuReport& oneStream, int chunks)
+{
+    const double stages[] = {oneStream.h2d.medianMs, oneStream.kernel.medianMs, oneStream.d2h.medianMs};
+    const double slowest = *std::max_element(std::begin(stages), std::end(stages));
+    const double sum = stages[0] + stages[1] + stages[2];
+    if (sum <= 0 || chunks < 1) return 0;
+    return slowest + (sum - slowest) / chunks;
 }
 
 std::vector<VariantInfo> variantInfo(const std::string& op)

@@ -103,6 +103,13 @@ struct GpuReport {
     [[nodiscard]] double endToEndGBs() const;    ///< (bytesH2D + bytesD2H) / median total time
 };
 
+/// The shortest end-to-end time `chunks` chunks on several streams can reach, from a one-stream
+/// run's stage times (the copies and the kernel each at the rate they ran alone): the slowest
+/// stage must run whole, and the other two for one chunk before it starts and after it ends,
+///   max(h2d, kernel, d2h) + (h2d + kernel + d2h - max) / chunks   (stage medians, ms).
+/// H2D and D2H use separate copy engines, so they may overlap each other too. 0 without stages.
+double overlapLimitMs(const GpuReport& oneStream, int chunks);
+
 /// One GPU variant of an op, as its registry entry describes it.
 struct VariantInfo {
     std::string name;         ///< as RunOptions::variant takes it
