@@ -59,11 +59,14 @@ ChunkPlan planChunks(const Pipeline& p, const RunOptions& options)
     if (streams == 1) return {1, "one stream: one chunk"};
     const int perStreams = kChunksPerStream * streams;
     const uint64_t bytes = uint64_t(p.hostInBytes) + p.hostOutBytes;
-    if (options.minChunkBytes == 0 || bytes / options.minChunkBytes >= uint64_t(perStreams))
+    const uint64_t floor = options.minChunkBytes == 0 ? 0 : std::max(options.minChunkBytes, p.minChunkBytes);
+    if (floor == 0 || bytes / floor >= uint64_t(perStreams))
         return {perStreams, std::to_string(kChunksPerStream) + " per stream"};
-    const int byData = int(std::max<uint64_t>(1, bytes / options.minChunkBytes));
-    return {byData, formatBytes(bytes) + " in and out: chunks of at least " + formatBytes(options.minChunkBytes) +
-                        ", below which a chunk's host calls outweigh its copy"};
+    const int byData = int(std::max<uint64_t>(1, bytes / floor));
+    return {byData, formatBytes(bytes) + " in and out: chunks of at least " + formatBytes(floor) +
+                        (floor > options.minChunkBytes ? ", below which " + p.op + "'s fixed cost per launch outweighs "
+                                                                                   "what a chunk overlaps"
+                                                       : ", below which a chunk's host calls outweigh its copy")};
 }
 
 /// Where the stages read and write on the host: the caller's memory, or pinned staging.

@@ -41,6 +41,9 @@ struct Pipeline {
     void* hostOut = nullptr;
     size_t hostOutBytes = 0;
     uint64_t kernelBytes = 0;  ///< device-memory bytes the kernel stage must move, whole input
+    /// The op's own floor on a chunk's input plus output bytes, where its kernels have a fixed
+    /// cost per launch; the larger of this and RunOptions::minChunkBytes applies (unless that is 0).
+    uint64_t minChunkBytes = 0;
     double kernelFlops = 0;
 
     /// Splits the work into at most `requested` chunks and allocates device buffers; returns the chunk count.

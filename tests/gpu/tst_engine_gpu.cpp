@@ -2,6 +2,7 @@
 // reported as kl::OutOfMemory with the engine still usable after it, and invalid run
 // options rejected with kl::InvalidArgument naming the field.
 #include "kernellab/error.hpp"
+#include "kernellab/histogram.hpp"
 #include "kernellab/gpu/engine.hpp"
 #include "kernellab/transpose.hpp"
 #include "gpu_skip.hpp"
@@ -179,6 +180,16 @@ private slots:
             QVERIFY(correct);
             QCOMPARE(r.chunks, expected);
         }
+        // The histogram's own floor (16 MiB: each launch zeroes and merges a grid's histograms);
+        // minChunkBytes 0 still asks for 4 per stream (tests of chunk boundaries).
+        const cv::Mat u8 = kltest::randomImage(4099, 4097, CV_8U, 1, 7);  // 16.0 MiB
+        kl::HistogramResult histogram;
+        r = engine_->histogram(u8, {}, options, histogram);
+        QCOMPARE(r.chunks, 1);
+        QVERIFY2(r.chunking.find("histogram's fixed cost per launch") != std::string::npos, r.chunking.c_str());
+        options.minChunkBytes = 0;
+        QCOMPARE(engine_->histogram(u8, {}, options, histogram).chunks, 16);
+        options.minChunkBytes = RunOptions{}.minChunkBytes;
         options.streams = 1;
         QCOMPARE(chunks(large).first.chunking, std::string("one stream: one chunk"));
         options.streams = 4;
