@@ -3,7 +3,8 @@
 // and the event timings it reports.
 //
 // End-to-end (options.endToEnd): the op splits its work into chunks (1 for one
-// stream, 4 per stream otherwise); chunk c runs H2D, kernel, D2H on stream
+// stream; otherwise 4 per stream, but none under the larger of RunOptions::minChunkBytes
+// and Pipeline::minChunkBytes of input plus output); chunk c runs H2D, kernel, D2H on stream
 // c % streams, so copies of one chunk overlap kernels of another. Each stage of
 // each chunk is bracketed by CUDA events; per repetition the report takes
 //   h2d / kernel / d2h = the sum of that stage's durations over the chunks,
