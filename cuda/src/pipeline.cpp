@@ -114,7 +114,7 @@ Repetition runEndToEnd(Engine::Impl& engine, Pipeline& p, const HostSide& host, 
     for (int c = 0; c < chunks; ++c) {
         // Checked before every stage: a pageable copy returns only once done, so with one stream
         // (one chunk) a cancel waits for about one stage, not a whole repetition.
-        if (c > 0) stopIfCancelled(engine, cancel);
+        stopIfCancelled(engine, cancel);
         ChunkContext& ctx = contexts[size_t(c)];
         ctx = {c, chunks, streams[size_t(c % streamCount)].get(), host.in, host.out};
         {
@@ -232,7 +232,6 @@ GpuReport runPipeline(Engine::Impl& engine, Pipeline& p, const RunOptions& optio
     std::vector<double> h2d, kernel, d2h, total;
     if (options.endToEnd) {
         for (int i = 0; i < options.warmup + options.repetitions; ++i) {
-            stopIfCancelled(engine, options.cancel);
             uint64_t up = 0, down = 0;
             Repetition rep = runEndToEnd(engine, p, host, chunks, streamCount, options.cancel, events, up, down);
             if (i < options.warmup) continue;
