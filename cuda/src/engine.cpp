@@ -7,13 +7,21 @@
 
 namespace kl::gpu {
 
-std::string toString(HostMemory m) { return m == HostMemory::Pinned ? "pinned" : "pageable"; }
+std::string toString(HostMemory m)
+{
+    switch (m) {
+    case HostMemory::Pageable: return "pageable";
+    case HostMemory::Staged: return "staged";
+    case HostMemory::Pinned: return "pinned";
+    }
+    return "?";
+}
 
 HostMemory parseHostMemory(const std::string& name)
 {
-    if (name == "pageable") return HostMemory::Pageable;
-    if (name == "pinned") return HostMemory::Pinned;
-    throw InvalidArgument("host memory: '" + name + "' is not one of pageable, pinned");
+    for (HostMemory m : kHostMemories)
+        if (name == toString(m)) return m;
+    throw InvalidArgument("host memory: '" + name + "' is not one of pageable, staged, pinned");
 }
 
 std::string toString(Stage s)
@@ -33,13 +41,14 @@ double GpuReport::endToEndGBs() const
     return total.medianMs > 0 ? double(bytesH2D + bytesD2H) / (total.medianMs * 1e6) : 0;
 }
 
-double overlapLimitMs(const GpuReport& oneStream, int chunks)
+double overlapLimitMs(const GpuReport& oneStream, int chunks, double bothWaysGBs)
 {
     const double stages[] = {oneStream.h2d.medianMs, oneStream.kernel.medianMs, oneStream.d2h.medianMs};
     const double slowest = *std::max_element(std::begin(stages), std::end(stages));
     const double sum = stages[0] + stages[1] + stages[2];
     if (sum <= 0 || chunks < 1) return 0;
-    return slowest + (sum - slowest) / chunks;
+    const double link = bothWaysGBs > 0 ? double(oneStream.bytesH2D + oneStream.bytesD2H) / (bothWaysGBs * 1e6) : 0;
+    return std::max(slowest + (sum - slowest) / chunks, link);
 }
 
 std::vector<VariantInfo> variantInfo(const std::string& op)
@@ -138,12 +147,17 @@ Engine::TransferRates Engine::measureTransferGBs(HostMemory memory, uint64_t byt
         host = pageable.data();
     }
     const cudaStream_t s = impl_->ensureStreams(1)[0].get();
+    if (memory == HostMemory::Staged && !impl_->staging) impl_->staging = std::make_unique<StagingRing>();
+    const CopyRegion region{n, 1, n, n};
     auto time = [&](cudaMemcpyKind kind) {
         Event start, stop;
         std::vector<double> ms;
         for (int i = 0; i < 7; ++i) {
             start.record(s);
-            if (kind == cudaMemcpyHostToDevice) KL_CUDA_TRY(cudaMemcpyAsync(dev, host, n, kind, s));
+            const bool up = kind == cudaMemcpyHostToDevice;
+            if (memory == HostMemory::Staged && up) impl_->staging->toDevice(dev, host, region, s);
+            else if (memory == HostMemory::Staged) impl_->staging->toHost(host, dev, region, s);
+            else if (up) KL_CUDA_TRY(cudaMemcpyAsync(dev, host, n, kind, s));
             else KL_CUDA_TRY(cudaMemcpyAsync(host, dev, n, kind, s));
             stop.record(s);
             impl_->streams[0].synchronize();
@@ -157,6 +171,36 @@ Engine::TransferRates Engine::measureTransferGBs(HostMemory memory, uint64_t byt
     impl_->cache.release("bandwidth.dev");
     impl_->cache.release("bandwidth.host");
     return rates;
+}
+
+double Engine::linkBothWaysGBs()
+{
+    if (impl_->linkBothWaysGBs > 0) return impl_->linkBothWaysGBs;
+    impl_->activate();
+    constexpr size_t n = size_t(64) << 20;
+    auto* up = static_cast<std::byte*>(impl_->cache.device("link.up", n));
+    auto* down = static_cast<std::byte*>(impl_->cache.device("link.down", n));
+    auto* hostUp = static_cast<std::byte*>(impl_->cache.pinned("link.hostUp", n));
+    auto* hostDown = static_cast<std::byte*>(impl_->cache.pinned("link.hostDown", n));
+    const auto& streams = impl_->ensureStreams(2);
+    const cudaStream_t a = streams[0].get(), b = streams[1].get();
+    Event start, forked{cudaEventDisableTiming}, joined{cudaEventDisableTiming}, stop;
+    std::vector<double> ms;
+    for (int i = 0; i < 9; ++i) {
+        start.record(a);
+        forked.record(a);
+        KL_CUDA_TRY(cudaStreamWaitEvent(b, forked.get(), 0));
+        KL_CUDA_TRY(cudaMemcpyAsync(up, hostUp, n, cudaMemcpyHostToDevice, a));
+        KL_CUDA_TRY(cudaMemcpyAsync(hostDown, down, n, cudaMemcpyDeviceToHost, b));
+        joined.record(b);
+        KL_CUDA_TRY(cudaStreamWaitEvent(a, joined.get(), 0));
+        stop.record(a);
+        stop.synchronize();
+        if (i >= 2) ms.push_back(stop.millisecondsSince(start));
+    }
+    for (const char* role : {"link.up", "link.down", "link.hostUp", "link.hostDown"}) impl_->cache.release(role);
+    impl_->linkBothWaysGBs = 2.0 * n / (summarize(ms).medianMs * 1e6);
+    return impl_->linkBothWaysGBs;
 }
 
 GpuReport Engine::conv2d(const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options, cv::Mat& output)

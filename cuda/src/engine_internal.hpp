@@ -3,11 +3,13 @@
 // share: the engine's device state, and the entry point each op provides.
 #include "kernellab/gpu/engine.hpp"
 #include "resources.hpp"
+#include "staging.hpp"
 #include "stream_gate.hpp"
 
 #include <cuda_runtime.h>
 
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -20,6 +22,15 @@ struct Engine::Impl {
     BufferCache cache;
     std::vector<Stream> streams;  ///< created on first use, up to kMaxStreams
     std::unique_ptr<StreamGate> gate;  ///< kernel-only timing (created on first use)
+    std::unique_ptr<StagingRing> staging;  ///< staged host memory (created on first use)
+    /// The last end-to-end repetition captured as a graph; updated in place by the next capture
+    /// of the same shape (cudaGraphExecUpdate), else instantiated anew.
+    GraphExec pipelineGraph;
+    std::string pipelineGraphShape;  ///< op, variant, sizes, chunks and streams it was captured for
+    /// The pipeline's timing events and its untimed fork/join events, reused from run to run
+    /// (a graph update may change node parameters, not which events a node records).
+    std::vector<Event> pipelineTiming, pipelineOrder;
+    double linkBothWaysGBs = 0;  ///< measured by Engine::linkBothWaysGBs on its first call
     /// cuFFT plans by (kind, size, batch), reused between runs (conv1d fft variant).
     std::map<std::tuple<int, long long, int>, FftPlan> fftPlans;
 

@@ -16,7 +16,13 @@
 // Pinned: the input is staged once into pinned memory before timing (as an app
 // that keeps its data pinned would have it) and results land in pinned memory,
 // copied out after timing. Pageable: copies go straight from/to the caller's memory.
+// Staged: copies go through the engine's StagingRing, inside the timed stages.
+// Graph (pinned, end to end, several chunks, RunOptions::graph): after the first warm-up, one repetition's
+// calls are captured as a CUDA graph (timing events as event-record nodes) and each further
+// repetition is one cudaGraphLaunch; the engine keeps the instantiated graph and updates it in
+// place when the next run's capture has the same nodes.
 #include "engine_internal.hpp"
+#include "staging.hpp"
 
 #include <cuda_runtime.h>
 
@@ -33,6 +39,13 @@ struct ChunkContext {
     cudaStream_t stream = nullptr;
     const std::byte* hostIn = nullptr;  ///< the whole input (pinned staging or the caller's)
     std::byte* hostOut = nullptr;       ///< the whole output
+    StagingRing* staging = nullptr;     ///< set for staged host memory: copies go through it
+
+    /// Copies `region` between host and device on the chunk's stream, straight or staged; every
+    /// host copy of an op goes through these. toHost returns once the copy is queued, or, staged,
+    /// once the host memory holds the data.
+    void toDevice(void* device, const void* host, const CopyRegion& region) const;
+    void toHost(void* host, const void* device, const CopyRegion& region) const;
 };
 
 struct Pipeline {
@@ -45,6 +58,10 @@ struct Pipeline {
     /// The op's own floor on a chunk's input plus output bytes, where its kernels have a fixed
     /// cost per launch; the larger of this and RunOptions::minChunkBytes applies (unless that is 0).
     uint64_t minChunkBytes = 0;
+    /// The op's own ceiling on the chunk count (0: none), and why; like minChunkBytes, waived when
+    /// RunOptions::minChunkBytes is 0.
+    int maxChunks = 0;
+    std::string maxChunksWhy;
     double kernelFlops = 0;
 
     /// Splits the work into at most `requested` chunks and allocates device buffers; returns the chunk count.

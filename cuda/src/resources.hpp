@@ -3,6 +3,7 @@
 // when they run after the CUDA runtime has begun unloading (KL_CUDA_TRY_NOTHROW).
 //   DevicePtr<T> / PinnedPtr<T>  unique_ptr with cudaFree / cudaFreeHost deleters
 //   Stream, Event, FftPlan       own a cudaStream_t, cudaEvent_t, cufftHandle
+//   Graph, GraphExec             own a captured cudaGraph_t and its instantiation
 //   BufferCache                  device and pinned buffers kept between runs, by role
 #include "cuda_check.hpp"
 
@@ -56,10 +57,10 @@ private:
     cudaStream_t stream_ = nullptr;
 };
 
-/// A timing event.
+/// A timing event, or with cudaEventDisableTiming one that only orders work.
 class Event {
 public:
-    Event() { KL_CUDA_TRY(cudaEventCreate(&event_)); }
+    explicit Event(unsigned flags = cudaEventDefault) { KL_CUDA_TRY(cudaEventCreateWithFlags(&event_, flags)); }
     ~Event() { if (event_) KL_CUDA_TRY_NOTHROW(cudaEventDestroy(event_)); }
     Event(Event&& o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
     Event& operator=(Event&& o) noexcept { std::swap(event_, o.event_); return *this; }
@@ -68,6 +69,7 @@ public:
 
     [[nodiscard]] cudaEvent_t get() const noexcept { return event_; }
     void record(cudaStream_t stream) { KL_CUDA_TRY(cudaEventRecord(event_, stream)); }
+    void synchronize() const { KL_CUDA_TRY(cudaEventSynchronize(event_)); }
     /// Milliseconds from `start` to this event (both recorded and complete).
     [[nodiscard]] float millisecondsSince(const Event& start) const
     {
@@ -97,6 +99,41 @@ public:
 private:
     cufftHandle handle_ = 0;
     bool valid_ = false;
+};
+
+/// A captured CUDA graph.
+class Graph {
+public:
+    explicit Graph(cudaGraph_t graph = nullptr) noexcept : graph_(graph) {}
+    ~Graph() { if (graph_) KL_CUDA_TRY_NOTHROW(cudaGraphDestroy(graph_)); }
+    Graph(Graph&& o) noexcept : graph_(std::exchange(o.graph_, nullptr)) {}
+    Graph& operator=(Graph&& o) noexcept { std::swap(graph_, o.graph_); return *this; }
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+
+    [[nodiscard]] cudaGraph_t get() const noexcept { return graph_; }
+
+private:
+    cudaGraph_t graph_ = nullptr;
+};
+
+/// An instantiated graph, ready to launch.
+class GraphExec {
+public:
+    GraphExec() = default;
+    explicit GraphExec(const Graph& graph) { KL_CUDA_TRY(cudaGraphInstantiate(&exec_, graph.get(), 0)); }
+    ~GraphExec() { if (exec_) KL_CUDA_TRY_NOTHROW(cudaGraphExecDestroy(exec_)); }
+    GraphExec(GraphExec&& o) noexcept : exec_(std::exchange(o.exec_, nullptr)) {}
+    GraphExec& operator=(GraphExec&& o) noexcept { std::swap(exec_, o.exec_); return *this; }
+    GraphExec(const GraphExec&) = delete;
+    GraphExec& operator=(const GraphExec&) = delete;
+
+    [[nodiscard]] cudaGraphExec_t get() const noexcept { return exec_; }
+    explicit operator bool() const noexcept { return exec_ != nullptr; }
+    void launch(cudaStream_t stream) const { KL_CUDA_TRY(cudaGraphLaunch(exec_, stream)); }
+
+private:
+    cudaGraphExec_t exec_ = nullptr;
 };
 
 /// Buffers kept between runs so interactive use does not pay cudaMalloc every

@@ -70,14 +70,6 @@ std::vector<Conv1dChunk> planChunks(int channels, size_t length, size_t taps, si
     return chunks;
 }
 
-/// `rows` rows of `width` bytes (a plain copy for one row: no pitch limit applies).
-void copyRows(void* dst, size_t dstPitch, const void* src, size_t srcPitch, size_t width, int rows,
-              cudaMemcpyKind kind, cudaStream_t stream)
-{
-    if (rows == 1) KL_CUDA_TRY(cudaMemcpyAsync(dst, src, width, kind, stream));
-    else KL_CUDA_TRY(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, width, size_t(rows), kind, stream));
-}
-
 const char* autoConv1d(const Conv1dProblem& p) { return p.taps <= kAutoFftTaps ? "shared" : "fft"; }
 
 const VariantRegistry<Conv1dProblem, Conv1dLaunch>& conv1dVariants()
@@ -146,16 +138,16 @@ GpuReport runConv1d(Engine::Impl& engine, const Signal& input, const Conv1DSpec&
         if (last <= first) return size_t(0);
         const size_t width = size_t(last - first) * sizeof(float);
         const float* src = reinterpret_cast<const float*>(c.hostIn) + size_t(k.row0) * frames + size_t(shift + first);
-        copyRows(run.windows + k.inOffset + first, k.inPitch * sizeof(float), src, frames * sizeof(float), width,
-                 k.rows, cudaMemcpyHostToDevice, c.stream);
+        c.toDevice(run.windows + k.inOffset + first, src,
+                   CopyRegion{width, size_t(k.rows), k.inPitch * sizeof(float), frames * sizeof(float)});
         return width * size_t(k.rows);
     };
     p.compute = [&](const ChunkContext& c) { variant.launch.compute(run, run.chunks[size_t(c.chunk)], c.stream); };
     p.download = [&](const ChunkContext& c) {
         const Conv1dChunk& k = run.chunks[size_t(c.chunk)];
         const size_t first = size_t(k.row0) * length + k.begin, width = k.count * sizeof(float);
-        copyRows(c.hostOut + first * sizeof(float), length * sizeof(float), run.out + first, length * sizeof(float),
-                 width, k.rows, cudaMemcpyDeviceToHost, c.stream);
+        c.toHost(c.hostOut + first * sizeof(float), run.out + first,
+                 CopyRegion{width, size_t(k.rows), length * sizeof(float), length * sizeof(float)});
         return width * size_t(k.rows);
     };
     // The taps' __constant__ copy is one per device for the whole process: held until the last kernel.

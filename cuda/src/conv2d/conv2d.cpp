@@ -196,9 +196,8 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
             int n = 1;
             if (first >= 0) {
                 while (k + n < sliceRows && imageRow(k + n) == first + n) ++n;
-                KL_CUDA_TRY(cudaMemcpy2DAsync(slice + size_t(k) * run.inPitch, run.inPitch,
-                                              c.hostIn + size_t(first) * inRowBytes, inRowBytes, inRowBytes, size_t(n),
-                                              cudaMemcpyHostToDevice, c.stream));
+                c.toDevice(slice + size_t(k) * run.inPitch, c.hostIn + size_t(first) * inRowBytes,
+                           CopyRegion{inRowBytes, size_t(n), run.inPitch, inRowBytes});
                 bytes += size_t(n) * inRowBytes;
             }
             k += n;
@@ -208,9 +207,8 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
     p.compute = [&](const ChunkContext& c) { variant.launch.compute(run, c.chunk, c.stream); };
     p.download = [&](const ChunkContext& c) {
         const auto [r0, r1] = run.strip(c.chunk);
-        KL_CUDA_TRY(cudaMemcpy2DAsync(c.hostOut + size_t(r0) * outRowBytes, outRowBytes,
-                                      run.out + size_t(r0) * run.outPitch, run.outPitch, outRowBytes, size_t(r1 - r0),
-                                      cudaMemcpyDeviceToHost, c.stream));
+        c.toHost(c.hostOut + size_t(r0) * outRowBytes, run.out + size_t(r0) * run.outPitch,
+                 CopyRegion{outRowBytes, size_t(r1 - r0), outRowBytes, run.outPitch});
         return size_t(r1 - r0) * outRowBytes;
     };
 

@@ -96,7 +96,7 @@ GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const Histogr
         if (span.last > span.first) plan.launch(plan, dIn, span, rule, dCounts, c.stream);
     };
     p.downloadAfterAll = [&](const ChunkContext& c) {
-        KL_CUDA_TRY(cudaMemcpyAsync(c.hostOut, dCounts, countBytes, cudaMemcpyDeviceToHost, c.stream));
+        c.toHost(c.hostOut, dCounts, CopyRegion{countBytes, 1, countBytes, countBytes});
         return countBytes;
     };
     GpuReport report = runPipeline(engine, p, options);

@@ -53,6 +53,12 @@ GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOu
     constexpr size_t kOutputAlignment = 16;
     const size_t outPitch = (size_t(rows) + kOutputAlignment - 1) / kOutputAlignment * kOutputAlignment;
 
+    // A strip's output is a column of the output, downloaded as one segment per output row; with
+    // H2D running alongside, segments under 8 KiB slowed the copy engine to 10-40 GB/s on the H200
+    // (docs/performance.md), so strips are at least that wide.
+    constexpr size_t kMinSegmentBytes = size_t(8) << 10;
+    p.maxChunks = int(std::max<size_t>(1, size_t(rows) * pixelBytes / kMinSegmentBytes));
+    p.maxChunksWhy = "at most " + std::to_string(p.maxChunks) + ": strips of at least 8 KiB of each output row, below which their column downloads slow down";
     p.prepare = [&](int requested) {
         dIn = static_cast<std::byte*>(engine.cache.device("transpose.in", bytes));
         dOut = static_cast<std::byte*>(engine.cache.device("transpose.out", size_t(cols) * outPitch * pixelBytes));
@@ -68,8 +74,8 @@ GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOu
     p.download = [&](const ChunkContext& c) {
         const auto [r0, r1] = strip(c.chunk);
         const size_t width = size_t(r1 - r0) * pixelBytes;
-        KL_CUDA_TRY(cudaMemcpy2DAsync(c.hostOut + r0 * pixelBytes, size_t(rows) * pixelBytes, dOut + r0 * pixelBytes,
-                                      outPitch * pixelBytes, width, size_t(cols), cudaMemcpyDeviceToHost, c.stream));
+        c.toHost(c.hostOut + r0 * pixelBytes, dOut + r0 * pixelBytes,
+                 CopyRegion{width, size_t(cols), size_t(rows) * pixelBytes, outPitch * pixelBytes});
         return width * cols;
     };
     return runPipeline(engine, p, options);

@@ -51,8 +51,17 @@ inline constexpr int kMaxStreams = 16;
 /// (shared, tma, the separable ring, integer); other sizes take the general loops.
 inline constexpr std::array<int, 5> kConv2dCompiledSizes = {3, 5, 7, 9, 15};
 
-enum class HostMemory { Pageable, Pinned };
-std::string toString(HostMemory m);  // "pageable", "pinned"
+/// Where the host side of a GPU run's copies lives.
+///   Pageable: the caller's memory, copied by cudaMemcpyAsync as it is (the driver stages it
+///             through its own small pinned buffers on one thread): the teaching baseline.
+///   Staged:   the caller's memory, copied through a ring of pinned buffers in pieces, the host's
+///             memcpy of each piece (on OpenCV's threads) overlapping the DMA of the one before.
+///   Pinned:   the data kept in pinned memory, as an app that allocates it so would have it: the
+///             input is copied there before timing and the result out of it after.
+enum class HostMemory { Pageable, Staged, Pinned };
+inline constexpr std::array<HostMemory, 3> kHostMemories = {HostMemory::Pageable, HostMemory::Staged,
+                                                            HostMemory::Pinned};
+std::string toString(HostMemory m);  // "pageable", "staged", "pinned"
 HostMemory parseHostMemory(const std::string& name);
 
 enum class Stage { H2D, Kernel, D2H };
@@ -67,6 +76,11 @@ struct RunOptions {
     /// would outweigh its copy. 0: always 4 per stream (tests of chunk boundaries on small inputs).
     uint64_t minChunkBytes = uint64_t(4) << 20;
     bool endToEnd = true;                ///< false: upload once, time the kernel alone (h2d/d2h/total left 0)
+    /// End to end with pinned memory in several chunks: each repetition is one CUDA graph launch
+    /// (captured at the start of the run, replayed for every repetition) instead of a call per
+    /// copy, kernel and event. Pageable and staged copies are never captured (the host takes part
+    /// in them), nor is a single chunk (its few calls ran faster on a stream).
+    bool graph = true;
     int repetitions = 10;                ///< timed runs (median/min/max reported)
     int warmup = 2;                      ///< untimed runs before timing
     /// When set and it becomes true, the run stops between repetitions or chunks and throws kl::Cancelled.
@@ -93,6 +107,11 @@ struct GpuReport {
     /// stream, or fewer where the data is too small for chunks to pay, or as the op divides it.
     int chunks = 1;
     std::string chunking;
+    /// Whether the repetitions were CUDA graph launches, and how: "graph, instantiated",
+    /// "graph, updated in place" (the engine's last graph had the same nodes), or "streams: "
+    /// and why not a graph.
+    bool graph = false;
+    std::string launch;
     TimingStats h2d, kernel, d2h, total;
     std::vector<TimelineEntry> timeline;  ///< of the last timed repetition
     uint64_t bytesH2D = 0, bytesD2H = 0;
@@ -107,8 +126,11 @@ struct GpuReport {
 /// run's stage times (the copies and the kernel each at the rate they ran alone): the slowest
 /// stage must run whole, and the other two for one chunk before it starts and after it ends,
 ///   max(h2d, kernel, d2h) + (h2d + kernel + d2h - max) / chunks   (stage medians, ms).
-/// H2D and D2H use separate copy engines, so they may overlap each other too. 0 without stages.
-double overlapLimitMs(const GpuReport& oneStream, int chunks);
+/// H2D and D2H use separate copy engines, so they may overlap each other too, but they share the
+/// link: given `bothWaysGBs` (Engine::linkBothWaysGBs) the limit is at least the time the link
+/// takes to carry both directions' bytes at once, (bytesH2D + bytesD2H) / bothWaysGBs.
+/// 0 without stages.
+double overlapLimitMs(const GpuReport& oneStream, int chunks, double bothWaysGBs = 0);
 
 /// One GPU variant of an op, as its registry entry describes it.
 struct VariantInfo {
@@ -151,6 +173,10 @@ public:
     /// Host<->device copy rates (GB/s) for the given memory kind.
     struct TransferRates { double h2dGBs = 0, d2hGBs = 0; };
     TransferRates measureTransferGBs(HostMemory memory, uint64_t bytes = 256ull << 20);
+    /// Pinned H2D and D2H at once, on two streams (bytes both ways per second / 1e9): what the link
+    /// carries when streams overlap copies in both directions. Measured on the first call (64 MiB
+    /// each way, about 0.1 s with the pinned allocation), then remembered.
+    double linkBothWaysGBs();
 
     GpuReport conv2d(const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options, cv::Mat& output);
     GpuReport conv1d(const Signal& input, const Conv1DSpec& spec, const RunOptions& options, Signal& output);
