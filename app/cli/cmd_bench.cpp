@@ -40,7 +40,8 @@ struct BenchOptions {
 
 struct Bandwidth {
     double deviceCopyGBs = 0;
-    gpu::Engine::TransferRates pageable, pinned;
+    gpu::Engine::TransferRates pageable, staged, pinned;
+    double linkBothWaysGBs = 0;  ///< pinned H2D and D2H at once
     std::map<int, double> hostGBs;  ///< host memory copy (read + write) per CPU thread count
 };
 
@@ -97,7 +98,8 @@ BenchOptions parseOptions(const QCommandLineParser& parser)
             std::none_of(ops.begin(), ops.end(), [&](app::Op op) { return app::gpuVariants(op).contains(v); }))
             throw CliError(kExitBadArguments, "--variants: '" + v + "' is not a variant of any op (see kernellab-cli info)");
     }
-    for (const QString& m : listOption(parser, QStringLiteral("memory"), {QStringLiteral("pageable"), QStringLiteral("pinned")}))
+    for (const QString& m : listOption(parser, QStringLiteral("memory"),
+                                         {QStringLiteral("pageable"), QStringLiteral("staged"), QStringLiteral("pinned")}))
         o.memories.push_back(gpu::parseHostMemory(m.toStdString()));
     for (const QString& s : listOption(parser, QStringLiteral("streams"), {QStringLiteral("1"), QStringLiteral("4")})) {
         bool ok = false;
@@ -481,10 +483,11 @@ QString csvOf(const std::vector<BenchRow>& rows)
 
 QString bandwidthText(const Bandwidth& b)
 {
-    return QStringLiteral("device-to-device copy %1 GB/s (read + write); H2D pageable %2, pinned %3 GB/s; "
-                          "D2H pageable %4, pinned %5 GB/s")
-        .arg(formatRate(b.deviceCopyGBs), formatRate(b.pageable.h2dGBs), formatRate(b.pinned.h2dGBs),
-             formatRate(b.pageable.d2hGBs), formatRate(b.pinned.d2hGBs));
+    return QStringLiteral("device-to-device copy %1 GB/s (read + write); H2D pageable %2, staged %3, pinned %4 GB/s; "
+                          "D2H pageable %5, staged %6, pinned %7 GB/s; pinned both ways at once %8 GB/s together")
+        .arg(formatRate(b.deviceCopyGBs), formatRate(b.pageable.h2dGBs), formatRate(b.staged.h2dGBs),
+             formatRate(b.pinned.h2dGBs), formatRate(b.pageable.d2hGBs), formatRate(b.staged.d2hGBs),
+             formatRate(b.pinned.d2hGBs), formatRate(b.linkBothWaysGBs));
 }
 
 QString hostBandwidthText(const Bandwidth& b)
@@ -507,7 +510,7 @@ int runBench(const QStringList& arguments)
          QStringLiteral("LIST")},
         {QStringLiteral("depths"), QStringLiteral("Image depths (default u8,u16,f32; --quick u8,f32)."), QStringLiteral("LIST")},
         {QStringLiteral("variants"), QStringLiteral("GPU variants (default: every variant of each op)."), QStringLiteral("LIST")},
-        {QStringLiteral("memory"), QStringLiteral("Host memory kinds (default pageable,pinned)."), QStringLiteral("LIST")},
+        {QStringLiteral("memory"), QStringLiteral("Host memory kinds (default pageable,staged,pinned)."), QStringLiteral("LIST")},
         {QStringLiteral("streams"), QStringLiteral("Stream counts (default 1,4)."), QStringLiteral("LIST")},
         {QStringLiteral("backends"),
          QStringLiteral("Backends (default cpu-opencv,gpu; cpu-opencv is always timed as the baseline)."),
@@ -550,6 +553,8 @@ int runBench(const QStringList& arguments)
         progress.update(0, QStringLiteral("measuring copy bandwidth"));
         bw.deviceCopyGBs = engine->measureCopyBandwidthGBs();
         bw.pageable = engine->measureTransferGBs(gpu::HostMemory::Pageable);
+        bw.staged = engine->measureTransferGBs(gpu::HostMemory::Staged);
+        bw.linkBothWaysGBs = engine->linkBothWaysGBs();
         bw.pinned = engine->measureTransferGBs(gpu::HostMemory::Pinned);
         progress.clear();
         printLine(QStringLiteral("%1: %2").arg(QString::fromStdString(engine->device().name), bandwidthText(bw)));
@@ -596,8 +601,11 @@ int runBench(const QStringList& arguments)
          engine ? QJsonValue(QJsonObject{{QStringLiteral("device_copy"), bw.deviceCopyGBs},
                                          {QStringLiteral("h2d_pageable"), bw.pageable.h2dGBs},
                                          {QStringLiteral("d2h_pageable"), bw.pageable.d2hGBs},
+                                         {QStringLiteral("h2d_staged"), bw.staged.h2dGBs},
+                                         {QStringLiteral("d2h_staged"), bw.staged.d2hGBs},
                                          {QStringLiteral("h2d_pinned"), bw.pinned.h2dGBs},
-                                         {QStringLiteral("d2h_pinned"), bw.pinned.d2hGBs}})
+                                         {QStringLiteral("d2h_pinned"), bw.pinned.d2hGBs},
+                                         {QStringLiteral("both_ways_pinned"), bw.linkBothWaysGBs}})
                 : QJsonValue(QJsonValue::Null)},
         {QStringLiteral("cpu_threads"), options.cpuThreads},
         {QStringLiteral("host_bandwidth_gbs"), [&] {

@@ -47,8 +47,9 @@ QString resultLine(const app::RunRequest& request, const app::BackendResult& r)
                     .arg(g.streams)
                     .arg(formatMs(g.kernel.medianMs), formatRate(g.kernelGBs()));
         if (request.gpu.endToEnd)
-            line += QStringLiteral("; h2d %1 + d2h %2 ms, end to end %3 ms")
-                        .arg(formatMs(g.h2d.medianMs), formatMs(g.d2h.medianMs), formatMs(g.total.medianMs));
+            line += QStringLiteral("; h2d %1 + d2h %2 ms, end to end %3 ms (%4)")
+                        .arg(formatMs(g.h2d.medianMs), formatMs(g.d2h.medianMs), formatMs(g.total.medianMs),
+                             QString::fromStdString(g.launch));
     }
     return line;
 }

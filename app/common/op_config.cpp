@@ -248,6 +248,7 @@ void configureBackends(RunRequest& request, const Reader& reader)
     if (reader.has(QStringLiteral("warmup")))
         request.cpuWarmup = request.gpu.warmup = reader.integer(QStringLiteral("warmup"), 0, 0);
     request.gpu.endToEnd = !reader.flag(QStringLiteral("kernel-only"), false);
+    request.gpu.graph = !reader.flag(QStringLiteral("no-graph"), false);
     // Any whole number here: the session's validation names the range (kl::validateCpuThreads).
     request.cpuThreads = reader.integer(QStringLiteral("cpu-threads"), request.cpuThreads, INT_MIN);
 }
@@ -407,7 +408,10 @@ const std::vector<ParameterInfo>& backendParameterInfo()
         {QStringLiteral("backends"), QStringLiteral("LIST"),
          QStringLiteral("Comma-separated: cpu-ref, cpu-opencv, gpu (default: all three)."), {}},
         {QStringLiteral("variant"), QStringLiteral("NAME"), variantHelp(), {}},
-        {QStringLiteral("memory"), QStringLiteral("KIND"), QStringLiteral("GPU host memory: pageable (default) or pinned."),
+        {QStringLiteral("memory"), QStringLiteral("KIND"),
+         QStringLiteral("GPU host memory: pageable (default; the driver copies from your memory), staged (through a "
+                        "ring of pinned buffers, host memcpy on all CPU threads overlapped with the DMA) or pinned "
+                        "(the data kept in pinned memory)."),
          {}},
         {QStringLiteral("streams"), QStringLiteral("N"),
          QStringLiteral("GPU streams to pipeline chunks over, 1..%1.").arg(gpu::kMaxStreams), {}},
@@ -421,6 +425,10 @@ const std::vector<ParameterInfo>& backendParameterInfo()
          {}},
         {QStringLiteral("kernel-only"), {},
          QStringLiteral("GPU: upload once and time the kernel alone (default: end to end, with copies)."), {}},
+        {QStringLiteral("no-graph"), {},
+         QStringLiteral("GPU, pinned, end to end: launch every copy, kernel and event from the host instead of "
+                        "replaying one CUDA graph per repetition."),
+         {}},
     };
     return parameters;
 }

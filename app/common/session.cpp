@@ -311,6 +311,14 @@ RunResult execute(const RunRequest& request, const RunControl& control)
         }
     }
 
+    if (engine && request.gpu.endToEnd && request.gpu.streams > 1) {
+        try {
+            result.linkBothWaysGBs = engine->linkBothWaysGBs();
+        } catch (const std::exception&) {
+            result.linkBothWaysGBs = 0;  // the limit then leaves the link out, and says so
+        }
+    }
+
     if (measureHostBandwidth) {
         announce(QStringLiteral("measuring host memory bandwidth"));
         try {

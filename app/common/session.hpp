@@ -92,6 +92,9 @@ struct RunResult {
     std::optional<gpu::DeviceInfo> device;
     double copyBandwidthGBs = 0;            ///< device-to-device, read+write, measured in this run (0 if not)
     double hostBandwidthGBs = 0;            ///< host memory copy, read+write, on cpuThreads threads (0 if not measured)
+    /// Pinned H2D and D2H at once (Engine::linkBothWaysGBs), measured for end-to-end GPU runs on
+    /// several streams: the link's share of their overlap limit (0 if not measured).
+    double linkBothWaysGBs = 0;
     int cpuThreads = 0;                     ///< the CPU backends' threads
     QString date;                           ///< ISO 8601 UTC
     [[nodiscard]] const BackendResult* find(Backend b) const;

@@ -36,9 +36,12 @@ ExecutionPanel::ExecutionPanel(QWidget* parent)
     gpuStatus_ = new QLabel;
     gpuStatus_->setWordWrap(true);
     memory_ = new QComboBox;
-    memory_->addItems({QStringLiteral("pageable"), QStringLiteral("pinned")});
-    memory_->setToolTip(tr("Host buffers for GPU copies: pinned memory lets the DMA engine copy directly"));
-    compareMemory_ = new QCheckBox(tr("Pageable vs pinned (run both)"));
+    for (gpu::HostMemory memory : gpu::kHostMemories) memory_->addItem(QString::fromStdString(gpu::toString(memory)));
+    memory_->setToolTip(tr("Host buffers for GPU copies. pageable: the driver copies from your memory through its "
+                           "own small buffers; staged: through a ring of pinned buffers, the host's memcpy on all "
+                           "CPU threads overlapping the DMA; pinned: the data kept in pinned memory, which the DMA "
+                           "engine reads and writes directly"));
+    compareMemory_ = new QCheckBox(tr("Pageable vs staged vs pinned (run all three)"));
     streams_ = new QSpinBox;
     streams_->setRange(1, gpu::kMaxStreams);
     streams_->setToolTip(tr("CUDA streams the input's chunks are pipelined over, overlapping copies and kernels"));
@@ -126,9 +129,9 @@ void ExecutionPanel::setThreadScaling(bool on)
     threadScaling_->setChecked(on);
 }
 
-void ExecutionPanel::setPinnedMemory(bool pinned)
+void ExecutionPanel::setHostMemory(gpu::HostMemory memory)
 {
-    memory_->setCurrentIndex(pinned ? 1 : 0);
+    memory_->setCurrentText(QString::fromStdString(gpu::toString(memory)));
 }
 
 void ExecutionPanel::setCompareMemory(bool on)

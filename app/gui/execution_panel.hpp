@@ -3,6 +3,8 @@
 // backend parameters.
 #include "op_config.hpp"
 
+#include "kernellab/gpu/engine.hpp"
+
 #include <QWidget>
 
 class QCheckBox;
@@ -20,7 +22,7 @@ public:
 
     /// backends, cpu-threads, memory, streams, repetitions, kernel-only.
     [[nodiscard]] app::ParameterMap parameters() const;
-    /// Also run the GPU with the other host memory kind ("pageable vs pinned").
+    /// Also run the GPU with the other host memory kinds ("pageable vs staged vs pinned").
     [[nodiscard]] bool compareMemory() const;
     /// Also run cpu-opencv on 1, 2, 4, … hardware threads ("CPU thread scaling").
     [[nodiscard]] bool threadScaling() const;
@@ -30,7 +32,7 @@ public:
     void setBackendEnabled(app::Backend backend, bool on);
     void setCpuThreads(int threads);
     void setThreadScaling(bool on);
-    void setPinnedMemory(bool pinned);
+    void setHostMemory(gpu::HostMemory memory);
     void setCompareMemory(bool on);
     void setStreams(int streams);
     void setRepetitions(int repetitions);  ///< 0: the engine's defaults

@@ -43,12 +43,12 @@ int main(int argc, char** argv)
     const QCommandLineOption presetOption(QStringLiteral("preset"), QStringLiteral("Kernel preset of the op."), QStringLiteral("NAME"));
     const QCommandLineOption backendsOption(QStringLiteral("backends"),
                                             QStringLiteral("Comma-separated: cpu-ref, cpu-opencv, gpu."), QStringLiteral("LIST"));
-    const QCommandLineOption memoryOption(QStringLiteral("memory"), QStringLiteral("GPU host memory: pageable or pinned."),
+    const QCommandLineOption memoryOption(QStringLiteral("memory"), QStringLiteral("GPU host memory: pageable, staged or pinned."),
                                           QStringLiteral("KIND"));
     const QCommandLineOption streamsOption(QStringLiteral("streams"),
                                            QStringLiteral("GPU streams, 1..%1.").arg(kl::gpu::kMaxStreams), QStringLiteral("N"));
     const QCommandLineOption compareOption(QStringLiteral("compare"),
-                                           QStringLiteral("Also run the GPU with: memory (the other host memory kind) or "
+                                           QStringLiteral("Also run the GPU with: memory (the other host memory kinds) or "
                                                           "variants (every variant); may be repeated."),
                                            QStringLiteral("WHAT"));
     const QCommandLineOption logOption(QStringLiteral("log-timings"), QStringLiteral("Timings on a logarithmic axis."));
@@ -82,8 +82,7 @@ int main(int argc, char** argv)
         if (parser.isSet(backendsOption))
             window.executionPanel()->setBackends(kl::app::parseBackends(parser.value(backendsOption)));
         if (parser.isSet(memoryOption))
-            window.executionPanel()->setPinnedMemory(kl::gpu::parseHostMemory(parser.value(memoryOption).toStdString()) ==
-                                                     kl::gpu::HostMemory::Pinned);
+            window.executionPanel()->setHostMemory(kl::gpu::parseHostMemory(parser.value(memoryOption).toStdString()));
         if (parser.isSet(streamsOption)) {
             bool ok = false;
             const int streams = parser.value(streamsOption).toInt(&ok);

@@ -86,7 +86,7 @@ QString backendLabel(const app::BackendResult& result)
     if (!result.gpu) return app::toString(result.backend);
     const gpu::GpuReport& g = *result.gpu;
     QString label = QStringLiteral("gpu ") + QString::fromStdString(g.variant);
-    if (g.memory == gpu::HostMemory::Pinned) label += QStringLiteral(" pinned");
+    if (g.memory != gpu::HostMemory::Pageable) label += QLatin1Char(' ') + QString::fromStdString(gpu::toString(g.memory));
     if (g.streams > 1) label += QStringLiteral(" ×%1").arg(g.streams);
     return label;
 }
@@ -183,7 +183,7 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
 
     // Progress is shared evenly among the runs this job may make.
     const int plannedRuns = 1 + (gpuRequested && gpuAvailable
-                                     ? int(job.compareMemory) + (job.compareVariants ? int(variants.size()) : 0) +
+                                     ? (job.compareMemory ? int(gpu::kHostMemories.size()) - 1 : 0) + (job.compareVariants ? int(variants.size()) : 0) +
                                            int(request.gpu.streams > 1)
                                      : 0) +
                             int(scalingThreads.size()) + (panelHistograms ? 3 : 0);
@@ -206,12 +206,13 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
     const app::RunResult& main = outcome->main;
 
     if (gpuRequested && gpuAvailable) {
-        if (job.compareMemory) {
-            app::RunRequest other = gpuOnly(request);
-            other.gpu.memory = request.gpu.memory == gpu::HostMemory::Pinned ? gpu::HostMemory::Pageable
-                                                                             : gpu::HostMemory::Pinned;
-            outcome->gpuComparisons.push_back(runStep(other));
-        }
+        if (job.compareMemory)
+            for (gpu::HostMemory memory : gpu::kHostMemories) {
+                if (memory == request.gpu.memory) continue;
+                app::RunRequest other = gpuOnly(request);
+                other.gpu.memory = memory;
+                outcome->gpuComparisons.push_back(runStep(other));
+            }
         if (job.compareVariants) {
             const app::BackendResult* mainGpu = main.find(app::Backend::Gpu);
             const std::string usedVariant = mainGpu && mainGpu->gpu ? mainGpu->gpu->variant : std::string();

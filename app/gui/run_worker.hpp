@@ -28,7 +28,7 @@ struct InputData {
 struct RunJob {
     app::RunRequest request;  ///< as configured; a signal input's samples are in `signal`
     std::shared_ptr<const Signal> signal;
-    bool compareMemory = false;    ///< GPU also with the other host memory kind
+    bool compareMemory = false;    ///< GPU also with the other host memory kinds
     bool compareVariants = false;  ///< GPU also with every other variant of the op
     bool threadScaling = false;    ///< cpu-opencv also on each of threadScalingCounts(hardwareThreads())
     bool histograms = true;        ///< input/output histograms for the Histogram panel (image inputs)

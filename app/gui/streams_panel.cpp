@@ -112,20 +112,29 @@ void StreamsPanel::showOutcome(const RunOutcome& outcome)
                            .arg(report.streams)
                            .arg(gpuResult->time.medianMs, 0, 'f', 3)
                            .arg(speedup, 0, 'f', 2);
-        text += tr(" %n chunk(s): %1.", nullptr, report.chunks).arg(QString::fromStdString(report.chunking));
-        const double limit = gpu::overlapLimitMs(*single->gpu, report.chunks);
-        if (report.streams > 1 && limit > 0)
-            text += tr(" Physical limit for %n chunk(s): %1 ms (the slowest stage whole, the others for one chunk, at "
-                       "one stream's rates: H2D %2, kernel %3, D2H %4 ms); this run took %5× it.",
+        text += tr(" %n chunk(s): %1. Launched as %2.", nullptr, report.chunks)
+                    .arg(QString::fromStdString(report.chunking), QString::fromStdString(report.launch));
+        const double linkGBs = outcome.main.linkBothWaysGBs;
+        const double limit = gpu::overlapLimitMs(*single->gpu, report.chunks, linkGBs);
+        if (report.streams > 1 && limit > 0) {
+            text += tr(" Physical limit for %n chunk(s): %1 ms: the slowest stage whole and the others for one chunk, "
+                       "at one stream's rates (H2D %2, kernel %3, D2H %4 ms)",
                        nullptr, report.chunks)
                         .arg(limit, 0, 'f', 3)
                         .arg(single->gpu->h2d.medianMs, 0, 'f', 3)
                         .arg(single->gpu->kernel.medianMs, 0, 'f', 3)
-                        .arg(single->gpu->d2h.medianMs, 0, 'f', 3)
-                        .arg(gpuResult->time.medianMs / limit, 0, 'f', 2);
+                        .arg(single->gpu->d2h.medianMs, 0, 'f', 3);
+            text += linkGBs > 0 ? tr(", and no less than the link's time for both directions at once (%1 GB/s "
+                                     "together: %2 ms)")
+                                      .arg(linkGBs, 0, 'f', 1)
+                                      .arg(double(single->gpu->bytesH2D + single->gpu->bytesD2H) / (linkGBs * 1e6), 0,
+                                           'f', 3)
+                                : tr(" (the link's rate both ways at once was not measured)");
+            text += tr("; this run took %1× it.").arg(gpuResult->time.medianMs / limit, 0, 'f', 2);
+        }
         if (speedup < 1 && report.memory == gpu::HostMemory::Pageable)
-            text += tr(" Asynchronous copies from pageable memory go through a staging buffer and do not overlap "
-                       "with kernels: try pinned host memory.");
+            text += tr(" Asynchronous copies from pageable memory go through the driver's staging buffer and do not "
+                       "overlap with kernels: try staged or pinned host memory.");
         summary_->setText(text);
     }
     else
