@@ -103,7 +103,7 @@ class TestCli : public QObject {
         QVERIFY(opJson[QStringLiteral("spec")].isObject());
         const QJsonObject options = report[QStringLiteral("options")].toObject();
         QCOMPARE(options[QStringLiteral("backends")].toArray().size(), 2);
-        for (const char* key : {"variant", "memory", "streams", "repetitions", "warmup", "timing"})
+        for (const char* key : {"variant", "memory", "streams", "repetitions", "warmup", "graph", "timing"})
             QVERIFY2(options[QStringLiteral("gpu")].toObject().contains(QLatin1String(key)), key);
         const QJsonArray results = report[QStringLiteral("results")].toArray();
         QCOMPARE(results.size(), 2);
@@ -183,6 +183,8 @@ private slots:
                                                << "custom needs a kernel file";
         QTest::newRow("bad variant") << QStringList{"run", "--backends", "cpu-ref", "--variant", "warp", "--input", camera}
                                      << "variant: 'warp'";
+        QTest::newRow("bad memory") << QStringList{"run", "--backends", "cpu-ref", "--memory", "fast", "--input", camera}
+                                    << "host memory: 'fast' is not one of pageable, staged, pinned";
         QTest::newRow("bad streams") << QStringList{"run", "--backends", "cpu-ref", "--streams", "0", "--input", camera}
                                      << "streams: 0";
         QTest::newRow("bench bad size") << QStringList{"bench", "--quick", "--sizes", "big"} << "--sizes: 'big'";

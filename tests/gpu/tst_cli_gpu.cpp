@@ -138,29 +138,43 @@ private slots:
 
     // 4 streams: the chunk count follows the data (a small image runs as one chunk, a 24 MiB one
     // as 6, 4 MiB each), and the report says how many and why.
-    void pinnedMemoryWithStreams_data()
+    void memoryKindsWithStreams_data()
     {
         QTest::addColumn<QStringList>("input");
+        QTest::addColumn<QStringList>("memory");
         QTest::addColumn<int>("chunks");
         QTest::addColumn<QString>("chunking");
-        QTest::newRow("small") << opArguments(QStringLiteral("conv2d")) << 1 << "chunks of at least 4.0 MiB";
-        QTest::newRow("2048^2 u8 x3") << QStringList{"--op", "conv2d", "--generate", "image:2048x2048:u8:3"} << 6
-                                     << "24.0 MiB in and out";
+        QTest::addColumn<QString>("launch");
+        const QStringList large = {"--op", "conv2d", "--generate", "image:2048x2048:u8:3"};
+        QTest::newRow("small, pinned") << opArguments(QStringLiteral("conv2d")) << QStringList{"pinned"} << 1
+                                       << "chunks of at least 4.0 MiB" << "streams: one chunk";
+        QTest::newRow("2048^2 u8 x3, pinned") << large << QStringList{"pinned"} << 6 << "24.0 MiB in and out"
+                                              << "graph, ";
+        QTest::newRow("2048^2 u8 x3, pinned, no graph")
+            << large << QStringList{"pinned", "--no-graph"} << 6 << "24.0 MiB in and out"
+            << "streams: graphs are off for this run";
+        QTest::newRow("2048^2 u8 x3, staged") << large << QStringList{"staged"} << 6 << "24.0 MiB in and out"
+                                              << "streams: staged copies need the host between their pieces";
     }
 
-    void pinnedMemoryWithStreams()
+    void memoryKindsWithStreams()
     {
         QFETCH(QStringList, input);
+        QFETCH(QStringList, memory);
         QFETCH(int, chunks);
         QFETCH(QString, chunking);
-        const QJsonObject report = runOnGpuWith(input, {"--memory", "pinned", "--streams", "4"});
+        QFETCH(QString, launch);
+        const QJsonObject report = runOnGpuWith(input, QStringList{"--memory"} + memory + QStringList{"--streams", "4"});
         QVERIFY(!report.isEmpty());
         const QJsonObject gpu = backendResult(report, QStringLiteral("gpu"))[QStringLiteral("gpu")].toObject();
-        QCOMPARE(gpu[QStringLiteral("memory")].toString(), QStringLiteral("pinned"));
+        QCOMPARE(gpu[QStringLiteral("memory")].toString(), memory.front());
         QCOMPARE(gpu[QStringLiteral("streams")].toInt(), 4);
         QCOMPARE(gpu[QStringLiteral("chunks")].toInt(), chunks);
         QVERIFY2(gpu[QStringLiteral("chunking")].toString().contains(chunking),
                  qPrintable(gpu[QStringLiteral("chunking")].toString()));
+        QVERIFY2(gpu[QStringLiteral("launch")].toString().startsWith(launch),
+                 qPrintable(gpu[QStringLiteral("launch")].toString()));
+        QCOMPARE(gpu[QStringLiteral("graph")].toBool(), launch.startsWith(QLatin1String("graph")));
         int highestStream = 0;
         for (const QJsonValue& entry : gpu[QStringLiteral("timeline")].toArray())
             highestStream = std::max(highestStream, entry.toObject()[QStringLiteral("stream")].toInt());

@@ -71,7 +71,7 @@ private slots:
         const double copy = engine_->measureCopyBandwidthGBs();
         qInfo("device-to-device copy: %.0f GB/s", copy);
         QVERIFY2(copy > 100, kltest::msg(std::to_string(copy) + " GB/s"));
-        for (HostMemory memory : {HostMemory::Pinned, HostMemory::Pageable}) {
+        for (HostMemory memory : kl::gpu::kHostMemories) {
             const Engine::TransferRates rates = engine_->measureTransferGBs(memory);
             qInfo("%s: h2d %.1f GB/s, d2h %.1f GB/s", kl::gpu::toString(memory).c_str(), rates.h2dGBs, rates.d2hGBs);
             QVERIFY(rates.h2dGBs > 1);
@@ -103,6 +103,8 @@ private slots:
         QVERIFY(r.total.minMs <= r.total.medianMs && r.total.medianMs <= r.total.maxMs);
         QCOMPARE(r.chunks, 16);
         QCOMPARE(r.chunking, std::string("4 per stream"));
+        QVERIFY(r.graph);  // pinned, end to end: one graph launch per repetition
+        QVERIFY2(r.launch.rfind("graph, ", 0) == 0, kltest::msg(r.launch));
         QCOMPARE(r.timeline.size(), size_t(16 * 3));  // 3 stages each
         for (const kl::gpu::TimelineEntry& t : r.timeline) {
             QVERIFY(t.stream >= 0 && t.stream < 4);
@@ -161,13 +163,19 @@ private slots:
         const cv::Mat small = kltest::randomImage(511, 509, CV_8U, 1, 3);    // 0.5 MB in and out
         const cv::Mat medium = kltest::randomImage(1021, 1031, CV_32F, 1, 4);  // 8.4 MB
         const cv::Mat large = kltest::randomImage(2100, 2099, CV_32F, 1, 5);   // 35.3 MB
+        kl::Conv2DSpec box;
+        box.kernel = cv::Mat(3, 3, CV_32F, cv::Scalar(1.0 / 9));
         RunOptions options;
         options.streams = 4;
         options.repetitions = 1;
+        // The report, and whether the output is the one-stream run's.
         const auto chunks = [&](const cv::Mat& input) {
-            cv::Mat got;
-            const kl::gpu::GpuReport r = engine_->transpose(input, options, got);
-            return std::make_pair(r, kltest::bitwiseEqual(got, kl::transposeReference(input)));
+            cv::Mat got, oneStream;
+            const kl::gpu::GpuReport r = engine_->conv2d(input, box, options, got);
+            RunOptions single = options;
+            single.streams = 1;
+            engine_->conv2d(input, box, single, oneStream);
+            return std::make_pair(r, kltest::bitwiseEqual(got, oneStream));
         };
         auto [r, correct] = chunks(small);
         QVERIFY(correct);
@@ -180,6 +188,13 @@ private slots:
             QVERIFY(correct);
             QCOMPARE(r.chunks, expected);
         }
+        // Transpose's own ceiling: strips of at least 8 KiB of each output row (4099 rows of f32: 2).
+        const cv::Mat tall = kltest::randomImage(4099, 4093, CV_32F, 1, 8);
+        cv::Mat transposed;
+        r = engine_->transpose(tall, options, transposed);
+        QVERIFY(kltest::bitwiseEqual(transposed, kl::transposeReference(tall)));
+        QCOMPARE(r.chunks, 2);
+        QVERIFY2(r.chunking.find("at most 2: strips of at least 8 KiB") != std::string::npos, r.chunking.c_str());
         // The histogram's own floor (16 MiB: each launch zeroes and merges a grid's histograms);
         // minChunkBytes 0 still asks for 4 per stream (tests of chunk boundaries).
         const cv::Mat u8 = kltest::randomImage(4099, 4097, CV_8U, 1, 7);  // 16.0 MiB
@@ -195,6 +210,7 @@ private slots:
         options.streams = 4;
         options.endToEnd = false;
         QCOMPARE(chunks(large).first.chunks, 1);
+        QCOMPARE(chunks(large).first.launch, std::string("streams: kernel-only timing queues each kernel behind a gate"));
     }
 
     void variantLists()

@@ -35,6 +35,13 @@ private slots:
         // More chunks approach the slowest stage.
         QVERIFY(overlapLimitMs(oneStream(3, 1, 2), 64) < overlapLimitMs(oneStream(3, 1, 2), 4));
         QVERIFY(overlapLimitMs(oneStream(3, 1, 2), 1 << 20) > 3.0);
+        // The link carries both directions at once at 92 GB/s (the H200's): 2 x 268 MB take 5.83 ms,
+        // more than the copy engines' own limit above.
+        GpuReport big = oneStream(4.9, 0.2, 4.9);
+        big.bytesH2D = big.bytesD2H = 268435456;
+        QCOMPARE(overlapLimitMs(big, 16, 92.0), 2 * 268435456 / 92e6);
+        QCOMPARE(overlapLimitMs(big, 16, 0), 4.9 + 5.1 / 16);  // unmeasured: the engines' limit alone
+        QCOMPARE(overlapLimitMs(big, 16, 1e6), 4.9 + 5.1 / 16);  // a fast link: the engines' limit
         // No stages (kernel-only or failed runs): no limit.
         QCOMPARE(overlapLimitMs(GpuReport{}, 4), 0.0);
         QCOMPARE(overlapLimitMs(oneStream(1, 1, 1), 0), 0.0);
