@@ -313,10 +313,7 @@ void ChunkContext::toDevice(void* device, const void* host, const CopyRegion& re
     auto* dst = static_cast<std::byte*>(device);
     const auto* src = static_cast<const std::byte*>(host);
     if (staging) staging->toDevice(dst, src, region, stream);
-    else if (region.rows == 1) KL_CUDA_TRY(cudaMemcpyAsync(dst, src, region.width, cudaMemcpyHostToDevice, stream));
-    else
-        KL_CUDA_TRY(cudaMemcpy2DAsync(dst, region.dstPitch, src, region.srcPitch, region.width, region.rows,
-                                      cudaMemcpyHostToDevice, stream));
+    else copyAsync(dst, src, region, cudaMemcpyHostToDevice, stream);
 }
 
 void ChunkContext::toHost(void* host, const void* device, const CopyRegion& region) const
@@ -324,10 +321,7 @@ void ChunkContext::toHost(void* host, const void* device, const CopyRegion& regi
     auto* dst = static_cast<std::byte*>(host);
     const auto* src = static_cast<const std::byte*>(device);
     if (staging) staging->toHost(dst, src, region, stream);
-    else if (region.rows == 1) KL_CUDA_TRY(cudaMemcpyAsync(dst, src, region.width, cudaMemcpyDeviceToHost, stream));
-    else
-        KL_CUDA_TRY(cudaMemcpy2DAsync(dst, region.dstPitch, src, region.srcPitch, region.width, region.rows,
-                                      cudaMemcpyDeviceToHost, stream));
+    else copyAsync(dst, src, region, cudaMemcpyDeviceToHost, stream);
 }
 
 size_t uploadRows(const ChunkContext& ctx, const RowStrips& strips, std::byte* device, size_t rowBytes)

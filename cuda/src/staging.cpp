@@ -42,15 +42,16 @@ template <typename Visit> void forEachPiece(const CopyRegion& region, Visit&& vi
 /// has no pitch to apply).
 size_t offsetOf(const Piece& piece, size_t pitch) { return piece.row * pitch + piece.column; }
 
-/// Device-side copy of one piece between the device region and its packed staging copy.
-void copyPiece(void* dst, size_t dstPitch, const void* src, size_t srcPitch, const Piece& piece,
-               cudaMemcpyKind kind, cudaStream_t stream)
-{
-    if (piece.rows == 1) KL_CUDA_TRY(cudaMemcpyAsync(dst, src, piece.width, kind, stream));
-    else KL_CUDA_TRY(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, piece.width, piece.rows, kind, stream));
-}
-
 } // namespace
+
+void copyAsync(std::byte* dst, const std::byte* src, const CopyRegion& region, cudaMemcpyKind kind,
+               cudaStream_t stream)
+{
+    if (region.rows == 1) KL_CUDA_TRY(cudaMemcpyAsync(dst, src, region.width, kind, stream));
+    else
+        KL_CUDA_TRY(cudaMemcpy2DAsync(dst, region.dstPitch, src, region.srcPitch, region.width, region.rows, kind,
+                                      stream));
+}
 
 void parallelHostCopy(std::byte* dst, const std::byte* src, const CopyRegion& region)
 {
@@ -96,8 +97,8 @@ void StagingRing::toDevice(std::byte* dst, const std::byte* src, const CopyRegio
         Slot& slot = acquire();
         const CopyRegion packed{piece.width, piece.rows, piece.width, region.srcPitch};
         parallelHostCopy(slot.buffer.get(), src + offsetOf(piece, region.srcPitch), packed);
-        copyPiece(dst + offsetOf(piece, region.dstPitch), region.dstPitch, slot.buffer.get(), piece.width, piece,
-                  cudaMemcpyHostToDevice, stream);
+        copyAsync(dst + offsetOf(piece, region.dstPitch), slot.buffer.get(),
+                  CopyRegion{piece.width, piece.rows, region.dstPitch, piece.width}, cudaMemcpyHostToDevice, stream);
         slot.dmaDone.record(stream);
         slot.queued = true;
     });
@@ -121,8 +122,8 @@ void StagingRing::toHost(std::byte* dst, const std::byte* src, const CopyRegion&
     forEachPiece(region, [&](const Piece& piece) {
         if (inFlight.size() == size_t(kSlots)) drainOldest();
         Slot& slot = acquire();
-        copyPiece(slot.buffer.get(), piece.width, src + offsetOf(piece, region.srcPitch), region.srcPitch, piece,
-                  cudaMemcpyDeviceToHost, stream);
+        copyAsync(slot.buffer.get(), src + offsetOf(piece, region.srcPitch),
+                  CopyRegion{piece.width, piece.rows, piece.width, region.srcPitch}, cudaMemcpyDeviceToHost, stream);
         slot.dmaDone.record(stream);
         slot.queued = true;
         inFlight.push_back({&slot, piece});

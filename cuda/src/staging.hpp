@@ -46,6 +46,10 @@ private:
     int next_ = 0;
 };
 
+/// Queues the copy of `region` on `stream` (one cudaMemcpyAsync for one row: no pitch limit applies).
+void copyAsync(std::byte* dst, const std::byte* src, const CopyRegion& region, cudaMemcpyKind kind,
+               cudaStream_t stream);
+
 /// Copies `region` from `src` to `dst`, both host memory, on OpenCV's threads.
 void parallelHostCopy(std::byte* dst, const std::byte* src, const CopyRegion& region);
 
