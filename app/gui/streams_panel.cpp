@@ -135,6 +135,10 @@ void StreamsPanel::showOutcome(const RunOutcome& outcome)
         if (speedup < 1 && report.memory == gpu::HostMemory::Pageable)
             text += tr(" Asynchronous copies from pageable memory go through the driver's staging buffer and do not "
                        "overlap with kernels: try staged or pinned host memory.");
+        if (speedup < 1 && report.memory == gpu::HostMemory::Staged)
+            text += tr(" Staged copies run through the host, which waits for each chunk's kernel before copying its "
+                       "result out, so chunks do not overlap: staged memory pays on one stream; pinned memory "
+                       "overlaps.");
         summary_->setText(text);
     }
     else
