@@ -173,6 +173,8 @@ Engine::TransferRates Engine::measureTransferGBs(HostMemory memory, uint64_t byt
     return rates;
 }
 
+double Engine::measureFmaPeakGFlops() { return measureFmaPeak(*impl_); }
+
 double Engine::linkBothWaysGBs()
 {
     if (impl_->linkBothWaysGBs > 0) return impl_->linkBothWaysGBs;

@@ -40,6 +40,9 @@ struct Engine::Impl {
     const std::vector<Stream>& ensureStreams(int count);
 };
 
+/// The fp32 FMA rate of the device, GFLOP/s (an FMA counts 2), measured now (roofs.cu).
+double measureFmaPeak(Engine::Impl& engine);
+
 /// Throws kl::InvalidArgument unless options are in range (streams 1..kMaxStreams, repetitions >= 1, warmup >= 0).
 void validateRunOptions(const RunOptions& options);
 

@@ -170,6 +170,9 @@ public:
 
     /// Device-to-device copy bandwidth (bytes read + written per second / 1e9), measured now.
     double measureCopyBandwidthGBs(uint64_t bytes = 1ull << 30);
+    /// fp32 FMA throughput (GFLOP/s, an FMA counting 2) of independent register chains on every SM,
+    /// measured now: the compute roof compute-bound kernels are held to.
+    double measureFmaPeakGFlops();
     /// Host<->device copy rates (GB/s) for the given memory kind.
     struct TransferRates { double h2dGBs = 0, d2hGBs = 0; };
     TransferRates measureTransferGBs(HostMemory memory, uint64_t bytes = 256ull << 20);
