@@ -1,5 +1,6 @@
 // kernellab-cli bench: ops x variants x sizes x depths x memory modes x stream counts,
 // every GPU output verified against the CPU before it is timed.
+#include "bench_matrix.hpp"
 #include "bench_support.hpp"
 #include "csv.hpp"
 #include "generators.hpp"
@@ -497,6 +498,26 @@ QString hostBandwidthText(const Bandwidth& b)
     return parts.join(QStringLiteral(", "));
 }
 
+/// bench --matrix: the roofs, then every cell (bench_matrix.hpp); a GPU is required.
+int runMatrixCommand(const BenchOptions& options)
+{
+    QString noGpuReason;
+    gpu::Engine& engine = *gpuEngine(true, QStringLiteral("bench --matrix"), &noGpuReason);
+    ProgressBar progress(options.quiet);
+    progress.update(0, QStringLiteral("measuring the roofs"));
+    const MatrixRoofs roofs{engine.measureCopyBandwidthGBs(), engine.measureFmaPeakGFlops()};
+    progress.clear();
+    const MatrixSettings settings{options.imageSizes, options.signalFrames.front(), options.gpuRepetitions,
+                                  options.gpuWarmup, options.cpuThreads, options.outDir};
+    try {
+        return runMatrix(settings, engine, roofs, progress);
+    } catch (const kl::Cancelled&) {
+        progress.clear();
+        printError(QStringLiteral("bench --matrix cancelled"));
+        return kExitCancelled;
+    }
+}
+
 } // namespace
 
 int runBench(const QStringList& arguments)
@@ -526,6 +547,12 @@ int runBench(const QStringList& arguments)
         {QStringLiteral("thread-scaling"),
          QStringLiteral("Also time cpu-opencv on 1, 2, 4 ... up to --cpu-threads threads (rows per thread count).")},
         {QStringLiteral("require-gpu"), QStringLiteral("Exit 3 when there is no GPU instead of timing the CPU only.")},
+        {QStringLiteral("matrix"),
+         QStringLiteral("The coverage matrix instead: conv2d kernel classes (box 3 and 7, Gaussian 5x5 s=1.3, sharpen, "
+                        "Laplacian, Sobel, a rank-5 5x5, Gaussian 9 and 15) and histogram and transpose, each at every "
+                        "depth (u8, u16, f32) and channel count (1, 3, 4), and conv1d K = 15, 127, 1023, 8191; kernel only, "
+                        "auto variant, --sizes images (default 8192), each against the copy or FMA roof measured first. "
+                        "Writes kernellab-matrix.{json,csv,md}; needs a GPU.")},
         {QStringLiteral("out-dir"), QStringLiteral("Where kernellab-bench.json, .csv and .md go (default .)."),
          QStringLiteral("DIR"), QStringLiteral(".")},
         {QStringLiteral("dump-inputs"), QStringLiteral("Also write every input and kernel as .npy here (for bench/peers.py)."),
@@ -538,6 +565,7 @@ int runBench(const QStringList& arguments)
         return kExitOk;
     const BenchOptions options = parseOptions(parser);
     if (!QDir().mkpath(options.outDir)) throw CliError(kExitFailure, "cannot create --out-dir '" + options.outDir + "'");
+    if (parser.isSet(QStringLiteral("matrix"))) return runMatrixCommand(options);
 
     QString noGpuReason;
     gpu::Engine* engine = has(options.backends, app::Backend::Gpu)

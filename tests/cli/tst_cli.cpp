@@ -217,8 +217,9 @@ private slots:
                                    QStringLiteral("--input"), sample("camera.png")});
         QVERIFY2(run.exitCode == 3, describe(run));
         QVERIFY2(run.err.contains(QStringLiteral("no CUDA device: ")), describe(run));
-        for (const char* command : {"bench", "sweep"}) {
-            const CliRun required = runCli({QLatin1String(command), QStringLiteral("--require-gpu")});
+        for (const QStringList& command : {QStringList{"bench", "--require-gpu"}, QStringList{"sweep", "--require-gpu"},
+                                           QStringList{"bench", "--matrix"}}) {
+            const CliRun required = runCli(command);
             QVERIFY2(required.exitCode == 3, describe(required));
             QVERIFY2(required.err.contains(QStringLiteral("no CUDA device: ")), describe(required));
         }

@@ -242,6 +242,34 @@ private slots:
         QVERIFY(QFileInfo::exists(out + QStringLiteral("/kernellab-bench.md")));
     }
 
+    /// bench --matrix on small odd sizes: every cell (9 conv2d classes + histogram + transpose at 3
+    /// depths x 3 channel counts, 4 conv1d tap counts) runs, verifies and is held to a roof.
+    void matrixCoversEveryCell()
+    {
+        const QString out = QString::fromStdString(kltest::tempDir());
+        const CliRun run = runCli({"bench", "--matrix", "--sizes", "67x41", "--frames", "5003", "--repetitions", "2",
+                                   "--warmup", "0", "--out-dir", out});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonObject json = readJson(out + QStringLiteral("/kernellab-matrix.json"));
+        QVERIFY(json[QStringLiteral("roofs")].toObject()[QStringLiteral("device_copy_gbs")].toDouble() > 100);
+        QVERIFY(json[QStringLiteral("roofs")].toObject()[QStringLiteral("fma_gflops")].toDouble() > 1000);
+        const QJsonArray cells = json[QStringLiteral("cells")].toArray();
+        QCOMPARE(cells.size(), 3 * 3 * (9 + 2) + 4);
+        for (const QJsonValue& value : cells) {
+            const QJsonObject cell = value.toObject();
+            QVERIFY2(cell[QStringLiteral("ok")].toBool(), qPrintable(cell[QStringLiteral("error")].toString()));
+            QVERIFY(!cell[QStringLiteral("variant")].toString().isEmpty());
+            QVERIFY(cell[QStringLiteral("copy_pct")].toDouble() > 0);
+            QCOMPARE(cell[QStringLiteral("roof_pct")].toDouble(),
+                     std::max(cell[QStringLiteral("copy_pct")].toDouble(), cell[QStringLiteral("fma_pct")].toDouble()));
+            const QString roof = cell[QStringLiteral("roof")].toString();
+            QVERIFY2(roof == QLatin1String("copy") || roof == QLatin1String("fma"), qPrintable(roof));
+        }
+        QVERIFY2(run.out.contains(QStringLiteral("worst cell: ")), describe(run));
+        QVERIFY(QFileInfo::exists(out + QStringLiteral("/kernellab-matrix.csv")));
+        QVERIFY(QFileInfo::exists(out + QStringLiteral("/kernellab-matrix.md")));
+    }
+
     void sweepFindsWhereTheGpuWins()
     {
         const CliRun run = runCli({"sweep", "--op", "transpose", "--from", "10", "--to", "20", "--require-gpu"});
