@@ -4,6 +4,7 @@
 
 #include "kernellab/conv2d.hpp"
 #include "kernellab/image.hpp"
+#include "kernellab/image_io.hpp"
 
 #include <opencv2/core.hpp>
 
@@ -11,6 +12,7 @@
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
@@ -101,6 +103,7 @@ public:
                     app::RunRequest request = benchRequest(app::Op::Conv2D, settings, cols, rows, depth, 0);
                     for (const KernelClass& k : kernelClasses()) {
                         request.conv2d = k.spec();
+                        request.conv2d.border = s_.border;
                         measure(request, k.name);
                     }
                     // The same image for histogram and transpose (their requests share the generator's seed).
@@ -153,6 +156,7 @@ private:
                      : !reference.ok() ? "cpu-opencv: " + reference.error
                                        : verify(request, check, reference);
         if (!cell.error.isEmpty() && check.ok() && reference.ok()) cell.error = "output differs from cpu-opencv: " + cell.error;
+        if (cell.error.isEmpty() && !s_.dumpDir.isEmpty()) dump(request, cell, check);
         if (cell.error.isEmpty()) {
             request.gpu.endToEnd = false;
             request.gpu.repetitions = s_.repetitions;
@@ -171,6 +175,38 @@ private:
         cells_.push_back(cell);
     }
 
+    /// The cell's input, kernel and verified GPU output, and a line of cells.csv naming them.
+    void dump(const app::RunRequest& request, const Cell& cell, const app::BackendResult& output)
+    {
+        if (request.op != app::Op::Conv2D && request.op != app::Op::Transpose) return;
+        const QDir dir(s_.dumpDir);
+        const QString stem = QStringLiteral("%1_%2_%3_%4_c%5")
+                                 .arg(cell.op, QString(cell.what).replace(QRegularExpression(QStringLiteral("[^a-z0-9.=]+")),
+                                                                          QStringLiteral("-")),
+                                      cell.size, cell.depth)
+                                 .arg(cell.channels);
+        const auto save = [&](const QString& name, const cv::Mat& m) {
+            saveImageNpy(dir.filePath(stem + name).toStdString(), m);
+            return stem + name;
+        };
+        const QString input = save(QStringLiteral("_input.npy"), request.image);
+        const QString kernel = request.op == app::Op::Conv2D ? save(QStringLiteral("_kernel.npy"), request.conv2d.kernel)
+                                                             : QString();
+        const QString result = save(QStringLiteral("_output.npy"), output.image);
+        manifest_ += QStringList{cell.op, app::csvField(cell.what), cell.depth, QString::number(cell.channels),
+                                 QString::fromStdString(toString(s_.border)), input, kernel, result}
+                         .join(QLatin1Char(',')) +
+                     QLatin1Char('\n');
+    }
+
+public:
+    /// cells.csv for dump(): op,case,depth,channels,border,input,kernel,output.
+    [[nodiscard]] QString manifest() const
+    {
+        return QStringLiteral("op,case,depth,channels,border,input,kernel,output\n") + manifest_;
+    }
+
+private:
     void record(Cell& cell, const gpu::GpuReport& g) const
     {
         cell.variant = QString::fromStdString(g.variant);
@@ -185,6 +221,7 @@ private:
     MatrixRoofs roofs_;
     ProgressBar& progress_;
     std::vector<Cell> cells_;
+    QString manifest_;
     double total_ = 1, done_ = 0;
 };
 
@@ -247,9 +284,13 @@ QString csvOf(const std::vector<Cell>& cells)
 
 int runMatrix(const MatrixSettings& settings, gpu::Engine& engine, const MatrixRoofs& roofs, ProgressBar& progress)
 {
+    if (!settings.dumpDir.isEmpty() && !QDir().mkpath(settings.dumpDir))
+        throw CliError(kExitFailure, "cannot create --dump-inputs '" + settings.dumpDir + "'");
     Matrix matrix(settings, roofs, progress);
     matrix.run();
     progress.clear();
+    if (!settings.dumpDir.isEmpty())
+        writeTextFile(QDir(settings.dumpDir).filePath(QStringLiteral("cells.csv")), matrix.manifest().toUtf8());
     const std::vector<Cell>& cells = matrix.cells();
     const Table table = matrixTable(cells);
     printLine(table.text());

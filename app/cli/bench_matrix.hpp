@@ -14,7 +14,11 @@ struct MatrixSettings {
     size_t frames = size_t(16) << 20;             ///< conv1d signal length
     int repetitions = 20, warmup = 3;
     int cpuThreads = 1;  ///< of the cpu-opencv run every cell is verified against
+    BorderMode border = BorderMode::Reflect101;  ///< of the conv2d cells
     QString outDir;
+    /// When set: each conv2d and transpose cell's input, kernel and verified GPU output as .npy
+    /// here, listed in cells.csv (what bench/npp_peer.cu checks NPP against).
+    QString dumpDir;
 };
 
 /// The roofs a cell is held to, measured in the same run.

@@ -37,6 +37,7 @@ struct BenchOptions {
     std::vector<int> scalingThreads;  ///< --thread-scaling: cpu-opencv also at these counts
     bool quick = false, requireGpu = false, quiet = false;
     QString outDir, dumpDir;
+    BorderMode border = BorderMode::Reflect101;  ///< --matrix's conv2d cells
 };
 
 struct Bandwidth {
@@ -130,6 +131,13 @@ BenchOptions parseOptions(const QCommandLineParser& parser)
     o.gpuWarmup = intOption(parser, QStringLiteral("warmup"), o.quick ? 1 : 3, 0);
     o.op = benchOpSettings(parser);
     o.outDir = parser.value(QStringLiteral("out-dir"));
+    if (parser.isSet(QStringLiteral("border"))) {
+        try {
+            o.border = parseBorderMode(parser.value(QStringLiteral("border")).toStdString());
+        } catch (const InvalidArgument& e) {
+            throw CliError(kExitBadArguments, QStringLiteral("--border: ") + QString::fromUtf8(e.what()));
+        }
+    }
     o.dumpDir = parser.value(QStringLiteral("dump-inputs"));
     return o;
 }
@@ -508,7 +516,8 @@ int runMatrixCommand(const BenchOptions& options)
     const MatrixRoofs roofs{engine.measureCopyBandwidthGBs(), engine.measureFmaPeakGFlops()};
     progress.clear();
     const MatrixSettings settings{options.imageSizes, options.signalFrames.front(), options.gpuRepetitions,
-                                  options.gpuWarmup, options.cpuThreads, options.outDir};
+                                  options.gpuWarmup, options.cpuThreads, options.border, options.outDir,
+                                  options.dumpDir};
     try {
         return runMatrix(settings, engine, roofs, progress);
     } catch (const kl::Cancelled&) {
@@ -553,9 +562,14 @@ int runBench(const QStringList& arguments)
                         "depth (u8, u16, f32) and channel count (1, 3, 4), and conv1d K = 15, 127, 1023, 8191; kernel only, "
                         "auto variant, --sizes images (default 8192), each against the copy or FMA roof measured first. "
                         "Writes kernellab-matrix.{json,csv,md}; needs a GPU.")},
+        {QStringLiteral("border"),
+         QStringLiteral("--matrix: the conv2d cells' border (default reflect101; NPP's filters have replicate only)."),
+         QStringLiteral("MODE")},
         {QStringLiteral("out-dir"), QStringLiteral("Where kernellab-bench.json, .csv and .md go (default .)."),
          QStringLiteral("DIR"), QStringLiteral(".")},
-        {QStringLiteral("dump-inputs"), QStringLiteral("Also write every input and kernel as .npy here (for bench/peers.py)."),
+        {QStringLiteral("dump-inputs"), QStringLiteral("Also write every input and kernel as .npy here (for bench/peers.py); with --matrix, each "
+                        "conv2d and transpose cell's input, kernel and verified GPU output, listed in cells.csv (for "
+                        "bench/npp_peer.cu)."),
          QStringLiteral("DIR")},
     });
     addBenchOpOptions(parser);
