@@ -76,10 +76,12 @@ const char* autoConv2d(const Conv2dProblem& p)
 {
     if (p.integer) return "integer";
     const int kRows = p.kRows, kCols = p.kCols;
-    if (p.factors && kRows >= 3 && kCols >= 3 && kRows * kCols > 9) {
+    if (p.factors && kRows >= 3 && kCols >= 3) {
+        // Where the ring measured faster (docs/performance.md, "The auto rule" and its 3x3 update):
+        // several channels at every compiled size; one channel of u8/u16 at 3x3, of f32 from 15x15.
         const bool ring = isCompiledSize(kRows, kCols);
-        if (ring ? p.input.channels() > 1 || (p.input.depth() == CV_32F && kRows >= 15) : kRows * kCols >= 500)
-            return "separable";
+        const bool oneChannelWins = p.input.depth() == CV_32F ? kRows >= 15 : kRows == 3;
+        if (ring ? p.input.channels() > 1 || oneChannelWins : kRows * kCols >= 500) return "separable";
     }
     // At 15x15 the plain tiles measured 3% faster than the TMA-fed ones.
     return kRows <= 9 && conv2dVariants().whyNot("tma", p).empty() ? "tma" : "shared";
