@@ -6,13 +6,34 @@
 
 namespace kl::gpu {
 
+namespace {
+
+/// 13000 -> "13.0".
+std::string cudaVersionText(int version)
+{
+    return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+} // namespace
+
 GpuStatus gpuStatus()
 {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
         cudaGetLastError();
-        return {false, std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err)};
+        const std::string runtimeText = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+        // The runtime says "insufficient driver" both for an old driver and for none at all;
+        // cudaDriverGetVersion tells them apart (0 when no driver library can be loaded).
+        int driver = 0, runtime = 0;
+        cudaDriverGetVersion(&driver);
+        cudaRuntimeGetVersion(&runtime);
+        cudaGetLastError();
+        if (driver == 0) return {false, "no NVIDIA driver found (" + runtimeText + ")"};
+        if (err == cudaErrorInsufficientDriver)
+            return {false, "the NVIDIA driver is too old: it supports CUDA " + cudaVersionText(driver) +
+                               ", this build needs CUDA " + cudaVersionText(runtime) + " (" + runtimeText + ")"};
+        return {false, runtimeText};
     }
     if (count == 0) return {false, "the CUDA runtime found no device"};
     return {true, {}};
