@@ -38,6 +38,9 @@ QStringList imageExtensionList()
 
 void checkOutputPath(const QString& path, const RunRequest& request)
 {
+    const QFileInfo output(path), input(request.inputName);
+    if (input.exists() && output.exists() && output.canonicalFilePath() == input.canonicalFilePath())
+        throw InvalidArgument(QStringLiteral("output: '%1' is the input file; write the result elsewhere").arg(path).toStdString());
     const QString extension = extensionOf(path);
     QStringList allowed;
     switch (outputKind(request)) {
@@ -49,6 +52,15 @@ void checkOutputPath(const QString& path, const RunRequest& request)
         throw InvalidArgument(QStringLiteral("output: '%1' has extension '%2'; a %3 output needs one of %4")
                                   .arg(path, extension, toString(request.op), allowed.join(QLatin1Char(' ')))
                                   .toStdString());
+    if (outputKind(request) == OutputKind::Image) {
+        // The result's depth and channels are known before any work: refuse a format that cannot hold them.
+        const int depth = request.op == Op::Conv2D ? conv2dOutputDepth(request.image, request.conv2d) : request.image.depth();
+        try {
+            requireWritableImage(path.toStdString(), depth, request.image.channels());
+        } catch (const IoError& e) {
+            throw InvalidArgument(std::string("output: ") + e.what());
+        }
+    }
 }
 
 void saveOutput(const QString& path, const BackendResult& result, const RunRequest& request)

@@ -203,7 +203,7 @@ std::vector<std::string> extensionsFor(int depth, int channels)
     return extensions;
 }
 
-const ImageFormat& writableFormat(const std::string& path, const cv::Mat& image)
+const ImageFormat& writableFormat(const std::string& path, int depth, int channels)
 {
     const std::string extension = detail::lowerExtension(path);
     const auto format = std::find_if(imageFormats().begin(), imageFormats().end(),
@@ -211,8 +211,6 @@ const ImageFormat& writableFormat(const std::string& path, const cv::Mat& image)
     if (format == imageFormats().end())
         throw writeError(path, "unknown image extension '" + extension + "' (use one of "
                                    + joined(imageExtensions(), " ") + ")");
-    const int depth = image.depth();
-    const int channels = image.channels();
     if (!contains(format->depths, depth) || !contains(format->channelCounts, channels)) {
         const std::string kind = std::to_string(channels) + "-channel " + depthName(depth);
         const std::vector<std::string> alternatives = extensionsFor(depth, channels);
@@ -242,10 +240,15 @@ cv::Mat loadImage(const std::string& path)
     return toSupportedType(decoded, path);
 }
 
+void requireWritableImage(const std::string& path, int depth, int channels)
+{
+    writableFormat(path, depth, channels);
+}
+
 void saveImage(const std::string& path, const cv::Mat& image)
 {
     validateImage(image, "image to save as '" + path + "'");
-    const ImageFormat& format = writableFormat(path, image);
+    const ImageFormat& format = writableFormat(path, image.depth(), image.channels());
     enableOpenExr();
     detail::writeAtomically(path, [&](const std::string& temporaryPath) {
         try {

@@ -183,6 +183,13 @@ private slots:
                                                << "custom needs a kernel file";
         QTest::newRow("bad variant") << QStringList{"run", "--backends", "cpu-ref", "--variant", "warp", "--input", camera}
                                      << "variant: 'warp'";
+        // Refused before any work (the runs would take seconds); the temporary working directory stays empty.
+        QTest::newRow("f32 output as PNG") << QStringList{"run", "--op", "conv2d", "--preset", "sobel-x", "--float-output",
+                                                          "--backends", "cpu-ref", "--input", camera, "--output", "out.png"}
+                                           << "output: cannot write 'out.png': PNG cannot store a 1-channel f32 image; use";
+        QTest::newRow("u16 output as JPEG") << QStringList{"run", "--op", "transpose", "--generate", "image:31x17:u16:3",
+                                                           "--backends", "cpu-ref", "--output", "out.jpg"}
+                                            << "JPEG cannot store a 3-channel u16 image";
         QTest::newRow("bad memory") << QStringList{"run", "--backends", "cpu-ref", "--memory", "fast", "--input", camera}
                                     << "host memory: 'fast' is not one of pageable, staged, pinned";
         QTest::newRow("bad streams") << QStringList{"run", "--backends", "cpu-ref", "--streams", "0", "--input", camera}
@@ -210,6 +217,22 @@ private slots:
         QVERIFY2(run.err.contains(reason), describe(run));
     }
 
+    /// An output path that is the input (also by another spelling) is refused before any work,
+    /// and the input stays as it was.
+    void outputOverTheInputIsRefused()
+    {
+        const QString dir = QString::fromStdString(kltest::tempDir());
+        const QString input = dir + QStringLiteral("/in.png");
+        QVERIFY(QFile::copy(sample("camera.png"), input));
+        const QByteArray before = QByteArray::fromStdString(kltest::readFile(input.toStdString()));
+        for (const QString& output : {input, dir + QStringLiteral("/./in.png")}) {
+            const CliRun run = runCli({"run", "--op", "conv2d", "--backends", "cpu-ref", "--input", input, "--output", output});
+            QVERIFY2(run.exitCode == 2, describe(run));
+            QVERIFY2(run.err.contains(QStringLiteral("is the input file; write the result elsewhere")), describe(run));
+        }
+        QCOMPARE(QByteArray::fromStdString(kltest::readFile(input.toStdString())), before);
+    }
+
     void gpuRequestedWithoutDeviceExitsThree()
     {
         if (gpuStatus()[QStringLiteral("available")].toBool()) QSKIP("a GPU is present: the no-device path cannot occur");
@@ -217,6 +240,12 @@ private slots:
                                    QStringLiteral("--input"), sample("camera.png")});
         QVERIFY2(run.exitCode == 3, describe(run));
         QVERIFY2(run.err.contains(QStringLiteral("no CUDA device: ")), describe(run));
+        // The runtime's "insufficient driver" names neither case: the reason tells no driver from an old one.
+        const QString reason = gpuStatus()[QStringLiteral("reason")].toString();
+        if (reason.contains(QLatin1String("cudaErrorInsufficientDriver")))
+            QVERIFY2(reason.startsWith(QLatin1String("no NVIDIA driver found (")) ||
+                         reason.startsWith(QLatin1String("the NVIDIA driver is too old: it supports CUDA ")),
+                     qPrintable(reason));
         for (const QStringList& command : {QStringList{"bench", "--require-gpu"}, QStringList{"sweep", "--require-gpu"},
                                            QStringList{"bench", "--matrix"}}) {
             const CliRun required = runCli(command);

@@ -21,6 +21,9 @@ cv::Mat loadImage(const std::string& path);
 /// format cannot store exactly is refused (kl::IoError naming the extensions that can)
 /// rather than converted; JPEG (quality 95) is the only lossy format.
 void saveImage(const std::string& path, const cv::Mat& image);
+/// Throws the kl::IoError saveImage would for an image of `depth` and `channels` at `path`
+/// (unknown extension, or a format that cannot store it), before any image exists.
+void requireWritableImage(const std::string& path, int depth, int channels);
 /// Saves `image` as a NumPy .npy array (format 1.0, C order, channels last): shape (rows, cols)
 /// for one channel, (rows, cols, channels) otherwise; dtype |u1, <u2 or <f4. For tools that read
 /// arrays (bench/peers.py); it is not one of imageExtensions(), since loadImage does not read it.
