@@ -1,5 +1,6 @@
 #include "chart_series.hpp"
 
+#include <QChart>
 #include <QValueAxis>
 #include <QXYSeries>
 
@@ -7,6 +8,15 @@
 #include <cmath>
 
 namespace kl::gui {
+
+void clearChart(QChart* chart)
+{
+    chart->removeAllSeries();
+    for (QAbstractAxis* axis : chart->axes()) {
+        chart->removeAxis(axis);
+        delete axis;
+    }
+}
 
 void replacePoints(QXYSeries* series, const QList<QPointF>& points)
 {

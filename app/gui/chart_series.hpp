@@ -6,10 +6,15 @@
 
 #include <cstddef>
 
+class QChart;
 class QXYSeries;
 class QValueAxis;
 
 namespace kl::gui {
+
+/// Removes and deletes every series and axis of `chart` (QChart::removeAxis hands the axis back
+/// to the caller, so a chart redrawn per run would otherwise keep every axis it ever had).
+void clearChart(QChart* chart);
 
 /// Replaces every point of `series` at once.
 void replacePoints(QXYSeries* series, const QList<QPointF>& points);

@@ -1,5 +1,6 @@
 #include "streams_panel.hpp"
 
+#include "chart_series.hpp"
 #include "timeline_widget.hpp"
 
 #include <QBarCategoryAxis>
@@ -46,8 +47,7 @@ QString StreamsPanel::summary() const
 
 void StreamsPanel::showMessage(const QString& text)
 {
-    chart_->removeAllSeries();
-    for (QAbstractAxis* axis : chart_->axes()) chart_->removeAxis(axis);
+    clearChart(chart_);
     timeline_->setTimeline({});
     chartView_->hide();
     timeline_->hide();

@@ -1,5 +1,6 @@
 #include "timings_panel.hpp"
 
+#include "chart_series.hpp"
 #include "timeline_widget.hpp"
 
 #include <QBarCategoryAxis>
@@ -132,11 +133,7 @@ void TimingsPanel::setLogScale(bool on)
 
 void TimingsPanel::drawBars()
 {
-    chart_->removeAllSeries();
-    for (QAbstractAxis* axis : chart_->axes()) {
-        chart_->removeAxis(axis);
-        delete axis;  // removeAxis gives the axis back to us
-    }
+    clearChart(chart_);
     if (bars_.empty()) return;
 
     // The smallest segment and the longest bar set the range.
