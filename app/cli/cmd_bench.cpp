@@ -131,13 +131,7 @@ BenchOptions parseOptions(const QCommandLineParser& parser)
     o.gpuWarmup = intOption(parser, QStringLiteral("warmup"), o.quick ? 1 : 3, 0);
     o.op = benchOpSettings(parser);
     o.outDir = parser.value(QStringLiteral("out-dir"));
-    if (parser.isSet(QStringLiteral("border"))) {
-        try {
-            o.border = parseBorderMode(parser.value(QStringLiteral("border")).toStdString());
-        } catch (const InvalidArgument& e) {
-            throw CliError(kExitBadArguments, QStringLiteral("--border: ") + QString::fromUtf8(e.what()));
-        }
-    }
+    if (parser.isSet(QStringLiteral("border"))) o.border = parseBorderMode(parser.value(QStringLiteral("border")).toStdString());
     o.dumpDir = parser.value(QStringLiteral("dump-inputs"));
     return o;
 }

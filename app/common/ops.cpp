@@ -69,6 +69,7 @@ const OpDescriptor kConv2d{
     },
     Agreement::Conv2dRule,
     [](const RunRequest&) { return OutputKind::Image; },
+    [](const RunRequest& r) { return conv2dOutputDepth(r.image, r.conv2d); },
     [](const RunResult& result) {
         const RunRequest& r = result.request;
         return QJsonObject{
@@ -102,6 +103,7 @@ const OpDescriptor kConv1d{
     },
     Agreement::FloatRelative,
     [](const RunRequest&) { return OutputKind::Signal; },
+    [](const RunRequest&) { return -1; },
     [](const RunResult& result) {
         const RunRequest& r = result.request;
         QJsonObject spec{{QStringLiteral("taps_count"), double(r.conv1d.taps.size())},
@@ -139,6 +141,7 @@ const OpDescriptor kHistogram{
     },
     Agreement::Identical,
     [](const RunRequest&) { return OutputKind::Histogram; },
+    [](const RunRequest&) { return -1; },
     [](const RunResult& result) {
         const RunRequest& r = result.request;
         QJsonObject spec{{QStringLiteral("bins"), r.histogram.bins},
@@ -189,6 +192,7 @@ const OpDescriptor kTranspose{
     },
     Agreement::Identical,
     [](const RunRequest& r) { return r.image.empty() ? OutputKind::Signal : OutputKind::Image; },
+    [](const RunRequest& r) { return r.image.empty() ? -1 : r.image.depth(); },
     [](const RunResult& result) {
         return QJsonObject{{QStringLiteral("layout"), result.request.image.empty()
                                                           ? QStringLiteral("planar to interleaved")

@@ -35,6 +35,8 @@ struct OpDescriptor {
     Agreement agreement;
     /// The request's output kind (transpose: an image or, for a signal, interleaved samples).
     OutputKind (*outputKind)(const RunRequest& request);
+    /// The depth (CV_8U, CV_16U, CV_32F) of an Image output; -1 for the other kinds.
+    int (*outputDepth)(const RunRequest& request);
     /// The report's "spec" object: the op's parameters as run (docs/report-format.md).
     QJsonObject (*reportSpec)(const RunResult& result);
 };

@@ -54,9 +54,8 @@ void checkOutputPath(const QString& path, const RunRequest& request)
                                   .toStdString());
     if (outputKind(request) == OutputKind::Image) {
         // The result's depth and channels are known before any work: refuse a format that cannot hold them.
-        const int depth = request.op == Op::Conv2D ? conv2dOutputDepth(request.image, request.conv2d) : request.image.depth();
         try {
-            requireWritableImage(path.toStdString(), depth, request.image.channels());
+            requireWritableImage(path.toStdString(), describe(request.op).outputDepth(request), request.image.channels());
         } catch (const IoError& e) {
             throw InvalidArgument(std::string("output: ") + e.what());
         }
