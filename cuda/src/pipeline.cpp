@@ -235,8 +235,8 @@ std::string whyNoGraph(const RunOptions& options, int chunks)
     if (!options.graph) return "graphs are off for this run";
     if (options.memory == HostMemory::Pageable) return "pageable copies cannot be captured into a graph";
     if (options.memory == HostMemory::Staged) return "staged copies need the host between their pieces";
-    // Measured on the H200 (docs/performance.md): a graph of one chunk's copies ran 3-7 us slower
-    // than the same calls on a stream, while 16 chunks on 4 streams ran 2-6% faster as a graph.
+    // A graph pays for many calls per repetition; a single chunk's few calls ran slower as one
+    // (docs/performance.md, "Graph launches").
     if (chunks == 1) return "one chunk, whose few calls run faster on a stream than as a graph";
     return {};
 }

@@ -2,8 +2,8 @@
 // Staged host memory (HostMemory::Staged): copies between the caller's pageable memory and the
 // device go through a ring of pinned buffers, a piece at a time, so that the host's memcpy of
 // one piece overlaps the DMA of the piece before it. The memcpy runs on OpenCV's threads: the
-// driver's own pageable path stages through one thread (6.7-15 GB/s on the H200's host, against
-// 48-55 GB/s for pinned memory).
+// driver's own pageable path stages through one thread, far below the pinned rate
+// (docs/performance.md, "Staged host memory").
 #include "resources.hpp"
 
 #include <cuda_runtime.h>

@@ -54,8 +54,8 @@ GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOu
     const size_t outPitch = (size_t(rows) + kOutputAlignment - 1) / kOutputAlignment * kOutputAlignment;
 
     // A strip's output is a column of the output, downloaded as one segment per output row; with
-    // H2D running alongside, segments under 8 KiB slowed the copy engine to 10-40 GB/s on the H200
-    // (docs/performance.md), so strips are at least that wide.
+    // H2D running alongside, narrower segments slowed the copy engine several-fold
+    // (docs/performance.md, "Transpose's strips"), so strips are at least this wide.
     constexpr size_t kMinSegmentBytes = size_t(8) << 10;
     p.maxChunks = int(std::max<size_t>(1, size_t(rows) * pixelBytes / kMinSegmentBytes));
     p.maxChunksWhy = "at most " + std::to_string(p.maxChunks) + ": strips of at least 8 KiB of each output row, below which their column downloads slow down";
