@@ -4,13 +4,11 @@
 
 #include "kernellab/error.hpp"
 #include "kernellab/image_io.hpp"
+#include "kernellab/kernel_io.hpp"
 #include "kernellab/signal_io.hpp"
 
 #include "names.hpp"
 
-#include <QFile>
-#include <QFileInfo>
-#include <QRegularExpression>
 #include <QStringList>
 
 #include <climits>
@@ -164,7 +162,7 @@ void configureConv2D(RunRequest& request, const Reader& reader)
     params.length = reader.integer(QStringLiteral("length"), params.length, 1);
     params.angleDegrees = reader.number(QStringLiteral("angle"), 0.0);
     params.normalize = reader.flag(QStringLiteral("normalize"), false);
-    if (preset == Conv2DPreset::Custom) params.custom = loadKernelFile(reader.text(QStringLiteral("kernel")));
+    if (preset == Conv2DPreset::Custom) params.custom = loadKernelFile(reader.text(QStringLiteral("kernel")).toStdString());
 
     Conv2DSpec& spec = request.conv2d;
     spec.kernel = withParameterHint(QStringLiteral("size, sigma, length, angle, kernel, normalize"),
@@ -201,7 +199,7 @@ void configureConv1D(RunRequest& request, const Reader& reader)
     params.normalize = reader.flag(QStringLiteral("normalize"), false);
     if (preset == Conv1DPreset::Custom) {
         const QString path = reader.text(QStringLiteral("kernel"));
-        const cv::Mat taps = loadKernelFile(path);
+        const cv::Mat taps = loadKernelFile(path.toStdString());
         if (taps.rows != 1 && taps.cols != 1)
             fail(QStringLiteral("kernel: '%1' is a %2x%3 matrix; conv1d needs one row or one column of taps")
                      .arg(path)
@@ -251,76 +249,6 @@ void configureBackends(RunRequest& request, const Reader& reader)
     request.gpu.graph = !reader.flag(QStringLiteral("no-graph"), false);
     // Any whole number here: the session's validation names the range (kl::validateCpuThreads).
     request.cpuThreads = reader.integer(QStringLiteral("cpu-threads"), request.cpuThreads, INT_MIN);
-}
-
-std::vector<float> parseTextRow(const QString& line, const QString& path, int lineNumber)
-{
-    static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
-    std::vector<float> row;
-    for (const QString& field : line.split(separators, Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const double value = field.toDouble(&ok);
-        if (!ok)
-            throw IoError(QStringLiteral("cannot read '%1': line %2: '%3' is not a number")
-                              .arg(path)
-                              .arg(lineNumber)
-                              .arg(field)
-                              .toStdString());
-        row.push_back(float(value));
-    }
-    return row;
-}
-
-cv::Mat loadTextKernel(const QString& path)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly | QIODevice::Text))
-        throw IoError(QStringLiteral("cannot read '%1': %2").arg(path, file.errorString()).toStdString());
-    std::vector<std::vector<float>> rows;
-    int lineNumber = 0;
-    while (!file.atEnd()) {
-        QString line = QString::fromUtf8(file.readLine());
-        ++lineNumber;
-        line = line.left(line.indexOf(QLatin1Char('#'))).trimmed();  // indexOf -1 keeps the line
-        if (line.isEmpty()) continue;
-        rows.push_back(parseTextRow(line, path, lineNumber));
-        if (rows.back().size() != rows.front().size())
-            throw IoError(QStringLiteral("cannot read '%1': line %2 has %3 numbers, the first row %4")
-                              .arg(path)
-                              .arg(lineNumber)
-                              .arg(rows.back().size())
-                              .arg(rows.front().size())
-                              .toStdString());
-    }
-    if (rows.empty()) throw IoError(QStringLiteral("cannot read '%1': no numbers in the file").arg(path).toStdString());
-    cv::Mat kernel(int(rows.size()), int(rows.front().size()), CV_32F);
-    for (int r = 0; r < kernel.rows; ++r) std::copy(rows[size_t(r)].begin(), rows[size_t(r)].end(), kernel.ptr<float>(r));
-    return kernel;
-}
-
-/// .npy through the signal reader (a (rows, cols) array loads as cols channels of rows frames);
-/// the header is read here only to refuse integer data (the signal reader scales it to [-1, 1))
-/// and to lay a 1-D array out as a row.
-cv::Mat loadNpyKernel(const QString& path)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        throw IoError(QStringLiteral("cannot read '%1': %2").arg(path, file.errorString()).toStdString());
-    const QString header = QString::fromLatin1(file.read(512));
-    static const QRegularExpression integerDescr(QStringLiteral("'descr':\\s*'[<>|=]?[iu]"));
-    if (header.contains(integerDescr))
-        throw IoError(QStringLiteral("cannot read '%1': integer .npy kernels are not supported; save the taps as "
-                                     "float32 or float64")
-                          .arg(path)
-                          .toStdString());
-    static const QRegularExpression oneDimensional(QStringLiteral("'shape':\\s*\\(\\s*\\d+\\s*,\\s*\\)"));
-    SignalLoadOptions options;
-    options.sampleRate = 1.0;  // unused: the signal reader insists on a rate
-    const Signal columns = loadSignal(path.toStdString(), options);
-    cv::Mat kernel(int(columns.frames), columns.channels, CV_32F);
-    for (int c = 0; c < columns.channels; ++c)
-        for (int r = 0; r < kernel.rows; ++r) kernel.at<float>(r, c) = columns.channel(c)[r];
-    return header.contains(oneDimensional) ? kernel.reshape(1, 1) : kernel;
 }
 
 } // namespace
@@ -496,13 +424,6 @@ void configureRequest(RunRequest& request, const ParameterMap& parameters)
     case Op::Transpose: break;
     }
     configureBackends(request, reader);
-}
-
-cv::Mat loadKernelFile(const QString& path)
-{
-    if (!QFileInfo(path).isFile())
-        throw IoError(QStringLiteral("cannot read '%1': no such file").arg(path).toStdString());
-    return path.endsWith(QLatin1String(".npy"), Qt::CaseInsensitive) ? loadNpyKernel(path) : loadTextKernel(path);
 }
 
 } // namespace kl::app

@@ -37,9 +37,4 @@ void loadInput(RunRequest& request, const ParameterMap& parameters);
 /// parameter that does not apply to the op) or kl::IoError for an unreadable kernel file.
 void configureRequest(RunRequest& request, const ParameterMap& parameters);
 
-/// A custom kernel file: a text matrix (rows of numbers separated by commas, semicolons or
-/// whitespace; '#' starts a comment) or a NumPy .npy float array (1-D: one row; 2-D: rows x
-/// cols). Returns CV_32F. Throws kl::IoError naming the file and the problem.
-cv::Mat loadKernelFile(const QString& path);
-
 } // namespace kl::app

@@ -2,6 +2,7 @@
 
 #include "file_util.hpp"
 #include "npy.hpp"
+#include "text.hpp"
 #include "kernellab/image.hpp"
 
 #include <sndfile.h>
@@ -21,24 +22,9 @@ namespace {
 
 using detail::readError;
 using detail::writeError;
-
-std::string_view trimmed(std::string_view text)
-{
-    const size_t first = text.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos) return {};
-    return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
-}
-
-// Locale-independent: std::from_chars always uses '.' as the decimal separator.
-std::optional<double> parseNumber(std::string_view text)
-{
-    text = trimmed(text);
-    if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-    double value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-    return value;
-}
+using detail::parseNumber;
+using detail::splitFields;
+using detail::trimmed;
 
 template <typename Number>
 void appendNumber(std::string& out, Number value)
@@ -155,18 +141,6 @@ std::optional<double> rateComment(std::string_view comment, size_t lineNumber, c
     return rate;
 }
 
-std::vector<std::string_view> splitFields(std::string_view line)
-{
-    std::vector<std::string_view> fields;
-    size_t start = 0;
-    while (true) {
-        const size_t comma = line.find(',', start);
-        fields.push_back(trimmed(line.substr(start, comma - start)));
-        if (comma == std::string_view::npos) return fields;
-        start = comma + 1;
-    }
-}
-
 Signal loadCsv(const std::string& path, const SignalLoadOptions&)
 {
     const std::string text = detail::readWholeFile(path);
@@ -230,71 +204,21 @@ void saveCsv(const std::string& path, const Signal& signal)
 
 // ---- NumPy .npy -------------------------------------------------------------------------
 
-// The value of `key` in the header's Python dict literal: a quoted string (without the
-// quotes), a tuple (with its parentheses) or a bare word.
-std::string_view npyHeaderValue(std::string_view header, std::string_view key, const std::string& path)
-{
-    size_t at = std::string_view::npos;
-    for (const char quote : {'\'', '"'}) {
-        const std::string quotedKey = quote + std::string(key) + quote;
-        if ((at = header.find(quotedKey)) != std::string_view::npos) {
-            at += quotedKey.size();
-            break;
-        }
-    }
-    if (at == std::string_view::npos) throw readError(path, "the .npy header has no '" + std::string(key) + "'");
-    const size_t colon = header.find(':', at);
-    const size_t start = header.find_first_not_of(" ", colon == std::string_view::npos ? at : colon + 1);
-    if (colon == std::string_view::npos || start == std::string_view::npos)
-        throw readError(path, "the .npy header is malformed near '" + std::string(key) + "'");
-    const char first = header[start];
-    if (first == '\'' || first == '"') return header.substr(start + 1, header.find(first, start + 1) - start - 1);
-    const size_t end = first == '(' ? header.find(')', start) + 1 : header.find_first_of(",}", start);
-    return trimmed(header.substr(start, end - start));
-}
-
-std::vector<uint64_t> npyShape(std::string_view tuple, const std::string& path)
-{
-    std::vector<uint64_t> dims;
-    if (tuple.size() < 2 || tuple.front() != '(' || tuple.back() != ')')
-        throw readError(path, "the .npy shape '" + std::string(tuple) + "' is malformed");
-    for (std::string_view field : splitFields(tuple.substr(1, tuple.size() - 2))) {
-        if (field.empty()) continue;  // "(N,)"
-        uint64_t dim = 0;
-        const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), dim);
-        if (error != std::errc() || end != field.data() + field.size())
-            throw readError(path, "the .npy shape '" + std::string(tuple) + "' is malformed");
-        dims.push_back(dim);
-    }
-    return dims;
-}
-
 Signal loadNpy(const std::string& path, const SignalLoadOptions&)
 {
     const std::string bytes = detail::readWholeFile(path);
-    if (bytes.size() < 10 || bytes.compare(0, detail::npyMagic().size(), detail::npyMagic()) != 0)
-        throw readError(path, "not a NumPy .npy file (no \\x93NUMPY signature)");
-    const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
-    const int major = data[6];
-    if (major < 1 || major > 3) throw readError(path, "unsupported .npy format version " + std::to_string(major));
-    const size_t lengthSize = major == 1 ? 2 : 4;
-    const size_t headerStart = 8 + lengthSize;
-    if (bytes.size() < headerStart) throw readError(path, "the .npy header is truncated");
-    const size_t headerLength = loadUnsigned(data + 8, lengthSize, false);
-    if (headerLength > bytes.size() - headerStart) throw readError(path, "the .npy header is truncated");
-    const std::string_view header = std::string_view(bytes).substr(headerStart, headerLength);
-
-    const std::string_view descr = npyHeaderValue(header, "descr", path);
+    const auto [header, dataStart] = detail::readNpyHeader(bytes, path);
+    const std::string_view descr = detail::npyHeaderValue(header, "descr", path);
     const auto type = std::find_if(std::begin(npySampleTypes), std::end(npySampleTypes),
                                    [&](const SampleType& t) { return t.npyDescr == descr; });
     if (type == std::end(npySampleTypes))
         throw readError(path, "unsupported .npy dtype '" + std::string(descr)
                                   + "' (supported: <f4 <f8 <i2 and big-endian >f4 >f8 >i2)");
-    if (npyHeaderValue(header, "fortran_order", path) != "False")
+    if (detail::npyHeaderValue(header, "fortran_order", path) != "False")
         throw readError(path, "Fortran-order .npy arrays are not supported; save a C-order array "
                               "(numpy.ascontiguousarray)");
-    const std::string_view shapeText = npyHeaderValue(header, "shape", path);
-    const std::vector<uint64_t> shape = npyShape(shapeText, path);
+    const std::string_view shapeText = detail::npyHeaderValue(header, "shape", path);
+    const std::vector<uint64_t> shape = detail::npyShape(shapeText, path);
     if (shape.empty() || shape.size() > 2)
         throw readError(path, "the .npy shape " + std::string(shapeText) + " is not (frames,) or (frames, channels)");
     const uint64_t frames = shape[0];
@@ -304,7 +228,6 @@ Signal loadNpy(const std::string& path, const SignalLoadOptions&)
     if (channels > uint64_t(std::numeric_limits<int>::max()))
         throw readError(path, "the .npy shape " + std::string(shapeText) + " has too many channels");
 
-    const size_t dataStart = headerStart + headerLength;
     const uint64_t available = bytes.size() - dataStart;
     const uint64_t largest = std::numeric_limits<uint64_t>::max();
     const bool overflows = channels > largest / type->size || frames > largest / (channels * type->size);
