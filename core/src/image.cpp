@@ -1,11 +1,14 @@
 #include "kernellab/image.hpp"
 
 #include "kernellab/error.hpp"
+#include "text.hpp"
 
 #include <opencv2/core.hpp>
 
 #include <unistd.h>
 
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -99,6 +102,27 @@ std::string formatBytes(uint64_t bytes)
     char text[32];
     std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
     return text;
+}
+
+uint64_t parseByteSize(const std::string& text, const std::string& field)
+{
+    std::string_view number = detail::trimmed(text);
+    std::string suffix;
+    while (!number.empty() && std::isalpha(static_cast<unsigned char>(number.back()))) {
+        suffix.insert(suffix.begin(), char(std::toupper(static_cast<unsigned char>(number.back()))));
+        number.remove_suffix(1);
+    }
+    if (suffix.size() > 1 && suffix.back() == 'B') suffix.pop_back();
+    if (suffix.size() > 1 && suffix.back() == 'I') suffix.pop_back();
+    static const std::string units = "KMGT";
+    const size_t unit = suffix.empty() || suffix == "B" ? std::string::npos : units.find(suffix);
+    const std::optional<double> value = detail::parseNumber(number);
+    const double scale = unit == std::string::npos ? 1.0 : std::pow(1024.0, double(unit + 1));
+    const bool known = suffix.empty() || suffix == "B" || (suffix.size() == 1 && unit != std::string::npos);
+    const double bytes = value ? *value * scale : 0;
+    if (!known || !value || !(bytes >= 1) || !(bytes < 0x1p64) || (scale == 1.0 && bytes != std::floor(bytes)))
+        throw InvalidArgument(field + ": '" + text + "' is not a size (bytes, or a number with K, M, G or T, e.g. 512M)");
+    return uint64_t(bytes);
 }
 
 } // namespace kl

@@ -1,8 +1,10 @@
 #include "engine_internal.hpp"
 
 #include "kernellab/error.hpp"
+#include "kernellab/image.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 
 namespace kl::gpu {
@@ -94,6 +96,8 @@ Engine::Engine(int device) : impl_(std::make_unique<Impl>())
     impl_->deviceIndex = device;
     impl_->info = devices[size_t(device)];
     KL_CUDA_TRY(cudaGetDeviceProperties(&impl_->properties, device));
+    if (const char* limit = std::getenv(kDeviceMemoryLimitVariable))
+        impl_->cache.setDeviceLimit(parseByteSize(limit, kDeviceMemoryLimitVariable));
     impl_->activate();
 }
 
@@ -108,6 +112,19 @@ void Engine::releaseCache()
     impl_->activate();
     impl_->fftPlans.clear();
     impl_->cache.clear();
+}
+
+Engine::DeviceMemory Engine::deviceMemory() const
+{
+    impl_->activate();
+    DeviceMemory memory;
+    memory.heldBytes = impl_->cache.deviceBytes();
+    memory.limitBytes = impl_->cache.deviceLimit();
+    size_t freeBytes = 0, totalBytes = 0;
+    KL_CUDA_TRY(cudaMemGetInfo(&freeBytes, &totalBytes));
+    memory.freeBytes = freeBytes;
+    memory.totalBytes = totalBytes;
+    return memory;
 }
 
 double Engine::measureCopyBandwidthGBs(uint64_t bytes)

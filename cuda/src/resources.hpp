@@ -140,8 +140,14 @@ private:
 /// time: one buffer per role ("conv2d.in", ...), regrown only when a run needs more.
 class BufferCache {
 public:
-    /// At least `bytes` of device memory for `role`; contents are undefined.
+    /// At least `bytes` of device memory for `role`; contents are undefined. Throws kl::OutOfMemory
+    /// naming the role and the size when cudaMalloc fails or the device buffers would exceed the limit.
     [[nodiscard]] void* device(const std::string& role, size_t bytes);
+    /// Caps the device bytes all roles may hold together (0: no cap), as if the device were that small.
+    void setDeviceLimit(uint64_t bytes) noexcept { deviceLimit_ = bytes; }
+    [[nodiscard]] uint64_t deviceLimit() const noexcept { return deviceLimit_; }
+    /// Device bytes the cached buffers hold now.
+    [[nodiscard]] uint64_t deviceBytes() const noexcept;
     /// At least `bytes` of pinned host memory for `role`.
     [[nodiscard]] void* pinned(const std::string& role, size_t bytes);
     /// Frees the buffers of one role.
@@ -152,6 +158,7 @@ private:
     template <typename Ptr> struct Entry { Ptr ptr; size_t bytes = 0; };
     std::map<std::string, Entry<DevicePtr<std::byte>>> device_;
     std::map<std::string, Entry<PinnedPtr<std::byte>>> pinned_;
+    uint64_t deviceLimit_ = 0;
 };
 
 } // namespace kl::gpu

@@ -193,6 +193,28 @@ private slots:
         QCOMPARE(median(stages, "h2d"), 0.0);
     }
 
+    // A device that runs out of memory mid-run (simulated with the engine's cap): the GPU's result
+    // names the buffer and its size, the CPU's result is reported as usual, and the exit status is 1.
+    void deviceOutOfMemoryKeepsTheCpuResult()
+    {
+        const QString report = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/report.json");
+        qputenv(kl::gpu::kDeviceMemoryLimitVariable, "1M");
+        const CliRun run = runCli({"run", "--op", "conv2d", "--generate", "image:1031x677:u8:3", "--backends",
+                                   "cpu-opencv,gpu", "--repetitions", "1", "--report", report});
+        qunsetenv(kl::gpu::kDeviceMemoryLimitVariable);
+        QVERIFY2(run.exitCode == 1, describe(run));
+        QVERIFY2(run.err.contains(QLatin1String("gpu failed: GPU out of memory: the device buffer 'conv2d.in' needs")),
+                 describe(run));
+        const QJsonObject json = readJson(report);
+        const QJsonObject cpu = backendResult(json, QStringLiteral("cpu-opencv"));
+        QVERIFY(cpu[QStringLiteral("ok")].toBool());
+        QVERIFY(cpu[QStringLiteral("time_ms")].toObject()[QStringLiteral("median")].toDouble() > 0);
+        const QJsonObject gpu = backendResult(json, QStringLiteral("gpu"));
+        QVERIFY(!gpu[QStringLiteral("ok")].toBool());
+        QVERIFY2(gpu[QStringLiteral("error")].toString().contains(QLatin1String("KERNELLAB_DEVICE_MEMORY_LIMIT allows 1.0 MiB")),
+                 qPrintable(gpu[QStringLiteral("error")].toString()));
+    }
+
     void everyVariantAgreesWithTheCpu()
     {
         for (const QString& op : {QStringLiteral("conv2d"), QStringLiteral("conv1d"), QStringLiteral("histogram"),

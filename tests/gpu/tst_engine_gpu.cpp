@@ -1,6 +1,7 @@
 // The GPU engine itself: device discovery, bandwidth probes, the run report, out-of-memory
-// reported as kl::OutOfMemory with the engine still usable after it, and invalid run
-// options rejected with kl::InvalidArgument naming the field.
+// (real, and under KERNELLAB_DEVICE_MEMORY_LIMIT) reported as kl::OutOfMemory naming the
+// buffer with the engine still usable after it, and invalid run options rejected with
+// kl::InvalidArgument naming the field.
 #include "kernellab/error.hpp"
 #include "kernellab/histogram.hpp"
 #include "kernellab/gpu/engine.hpp"
@@ -120,6 +121,35 @@ private slots:
         expectEngineWorks();
         engine_->releaseCache();
         expectEngineWorks();
+    }
+
+    void deviceMemoryLimitNamesTheBuffer()
+    {
+        qputenv(kl::gpu::kDeviceMemoryLimitVariable, "4M");
+        Engine limited;
+        qunsetenv(kl::gpu::kDeviceMemoryLimitVariable);
+        QCOMPARE(limited.deviceMemory().limitBytes, uint64_t(4) << 20);
+        RunOptions options;
+        options.repetitions = 1;
+        // 1031 x 1031 u8 x3 in and out: about 3 MiB each, so the input fits and the output does not.
+        const cv::Mat large = kltest::randomImage(1031, 1031, CV_8U, 3, 2);
+        cv::Mat got;
+        KL_VERIFY_THROWS(kl::OutOfMemory, "GPU out of memory: the device buffer 'transpose.out' needs 3.1 MiB, other "
+                                          "buffers hold 3.0 MiB and KERNELLAB_DEVICE_MEMORY_LIMIT allows 4.0 MiB",
+                         limited.transpose(large, options, got));
+        QVERIFY(limited.deviceMemory().heldBytes <= uint64_t(4) << 20);
+        // What fits still runs, on the same engine.
+        const cv::Mat small = kltest::randomImage(257, 263, CV_8U, 3, 3);
+        limited.transpose(small, options, got);
+        QVERIFY(kltest::bitwiseEqual(got, kl::transposeReference(small)));
+        const Engine::DeviceMemory memory = limited.deviceMemory();
+        QVERIFY(memory.heldBytes > 0 && memory.heldBytes <= memory.limitBytes);
+        QVERIFY(memory.freeBytes > 0 && memory.freeBytes <= memory.totalBytes);
+
+        qputenv(kl::gpu::kDeviceMemoryLimitVariable, "lots");
+        KL_VERIFY_THROWS(kl::InvalidArgument, "KERNELLAB_DEVICE_MEMORY_LIMIT: 'lots' is not a size", Engine());
+        qunsetenv(kl::gpu::kDeviceMemoryLimitVariable);
+        QCOMPARE(engine_->deviceMemory().limitBytes, uint64_t(0));
     }
 
     void invalidOptions_data()

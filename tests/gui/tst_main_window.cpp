@@ -142,6 +142,7 @@ private slots:
     void savesOutputsReportsAndPictures();
     void cancelStopsALongRun();
     void escapeStopsALongGpuRun();
+    void gpuOutOfMemoryKeepsTheCpuResults();
     void variantComboExplainsApplicability();
     void timelineDrawsEveryEntry();
     void gpuComparisonsAndTimeline();
@@ -605,6 +606,43 @@ void TestMainWindow::escapeStopsALongGpuRun()
     QVERIFY(cancelled.wait(5000));
     qInfo("Esc to cancelled: %lld ms", static_cast<long long>(clock.elapsed()));
     QVERIFY2(clock.elapsed() < 1000, qPrintable(QString::number(clock.elapsed())));
+}
+
+// The device running out of memory in the middle of a run (the engine's cap, set by the ctest entry
+// tst_main_window_device_memory_limit): the GPU pane and its timings row say which buffer did not
+// fit, the CPU panes keep their results, and the window stays usable.
+void TestMainWindow::gpuOutOfMemoryKeepsTheCpuResults()
+{
+    if (!gpuAvailable()) QSKIP("needs a CUDA GPU");
+    if (qgetenv(kl::gpu::kDeviceMemoryLimitVariable) != "1M")
+        QSKIP("runs as ctest's tst_main_window_device_memory_limit, with KERNELLAB_DEVICE_MEMORY_LIMIT=1M");
+    kl::app::GenerateSpec spec = smallImage();
+    spec.cols = 1031;
+    spec.rows = 677;
+    spec.channels = 3;
+    MainWindow window{false};
+    QSignalSpy finished(&window, &MainWindow::runFinished);
+    window.executionPanel()->setRepetitions(1);
+    window.executionPanel()->setBackends({Backend::CpuReference, Backend::Gpu});
+    window.show();
+    window.generateInput(spec);
+    QVERIFY(settles(window, finished));
+
+    ImageGrid* grid = window.imageGrid();
+    QVERIFY(!grid->view(ImageGrid::Pane::Cpu)->source().empty());
+    QVERIFY(grid->view(ImageGrid::Pane::Gpu)->source().empty());
+    const QString expected = QStringLiteral("GPU out of memory: the device buffer 'conv2d.in' needs");
+    QVERIFY2(grid->view(ImageGrid::Pane::Gpu)->message().contains(expected),
+             qPrintable(grid->view(ImageGrid::Pane::Gpu)->message()));
+    QVERIFY(window.timingsPanel()->table()->item(1, kl::gui::TimingsPanel::ErrorColumn)->text().contains(expected));
+    QVERIFY(window.logText().contains(QStringLiteral("gpu: ERROR: ") + expected));
+
+    // A smaller input fits under the cap and runs on the same engine.
+    spec.cols = 97;
+    spec.rows = 61;
+    window.generateInput(spec);
+    QVERIFY(settles(window, finished, 2));
+    QVERIFY(!grid->view(ImageGrid::Pane::Gpu)->source().empty());
 }
 
 // The GPU variant combo: every variant's description as its tooltip; those that cannot run the

@@ -56,6 +56,20 @@ private slots:
         QCOMPARE(kl::formatBytes(uint64_t(1) << 62), std::string("4.0 EiB"));
     }
 
+    void byteSizes()
+    {
+        QCOMPARE(kl::parseByteSize("1048577", "limit"), uint64_t(1048577));
+        QCOMPARE(kl::parseByteSize(" 64M ", "limit"), uint64_t(64) << 20);
+        QCOMPARE(kl::parseByteSize("64MiB", "limit"), uint64_t(64) << 20);
+        QCOMPARE(kl::parseByteSize("512kb", "limit"), uint64_t(512) << 10);
+        QCOMPARE(kl::parseByteSize("1.5G", "limit"), uint64_t(3) << 29);
+        QCOMPARE(kl::parseByteSize("2T", "limit"), uint64_t(2) << 40);
+        QCOMPARE(kl::parseByteSize("100B", "limit"), uint64_t(100));
+        for (const char* bad : {"", "0", "-1", "abc", "12X", "1.5", "M", "1e30T", "nan", "inf", "5 M B"})
+            KL_VERIFY_THROWS(kl::InvalidArgument, "limit: '" + std::string(bad) + "' is not a size",
+                             kl::parseByteSize(bad, "limit"));
+    }
+
     void memory()
     {
         const uint64_t available = kl::availableMemoryBytes();

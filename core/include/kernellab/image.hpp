@@ -31,6 +31,10 @@ void ensureMemoryAvailable(uint64_t bytes, const std::string& what);
 void createChecked(cv::Mat& m, int rows, int cols, int type, const std::string& what);
 /// Human-readable size, "1.5 GiB".
 std::string formatBytes(uint64_t bytes);
+/// A size as people write it: whole bytes ("1048576"), or a number with a K, M, G or T suffix in
+/// powers of 1024 ("512M", "1.5G", "64MiB"; case and a trailing "B" or "iB" are ignored).
+/// Throws kl::InvalidArgument naming `field` for anything else, zero included.
+uint64_t parseByteSize(const std::string& text, const std::string& field);
 
 /// Calls f(T{}) with T the element type of `depth` (uint8_t, uint16_t or float), so
 /// one generic lambda serves every supported depth; throws kl::InvalidArgument for

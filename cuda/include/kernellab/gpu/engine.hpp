@@ -156,6 +156,13 @@ std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, c
 std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const DeviceInfo& device);
 std::string whyNotApplicable(const std::string& variant, const Signal& input, const DeviceInfo& device);
 
+/// The environment variable that caps the device memory an engine's buffers may hold together
+/// (parseByteSize's form: "64M", "1.5G"), for seeing how the app meets a full GPU: a run that
+/// would need more fails like a real device out-of-memory, naming the buffer and its size. It
+/// covers the engine's buffers, not the CUDA context nor cuFFT's plan work areas. Read when an
+/// Engine is made; a value that is not a size makes the constructor throw kl::InvalidArgument.
+inline constexpr const char* kDeviceMemoryLimitVariable = "KERNELLAB_DEVICE_MEMORY_LIMIT";
+
 class Engine {
 public:
     /// Throws kl::gpu::CudaError (a std::runtime_error) when no device is usable: check gpuStatus() first.
@@ -191,6 +198,10 @@ public:
 
     /// Frees cached device buffers and plans (they are otherwise kept for reuse between runs of one shape).
     void releaseCache();
+    /// Device memory now: what this engine's cached buffers hold, their cap (0: none; see
+    /// kDeviceMemoryLimitVariable), and the device's free and total bytes (cudaMemGetInfo).
+    struct DeviceMemory { uint64_t heldBytes = 0, limitBytes = 0, freeBytes = 0, totalBytes = 0; };
+    [[nodiscard]] DeviceMemory deviceMemory() const;
 
     struct Impl;  ///< device state, defined in the engine's sources (opaque here)
 
