@@ -93,10 +93,21 @@ Signal loadWithSndfile(const std::string& path, const SignalLoadOptions&)
     if (!file) throw readError(path, std::string("not a readable audio file: ") + sf_strerror(nullptr));
     if (info.frames <= 0) throw readError(path, "the file holds no audio frames (0 samples)");
     const size_t frames = size_t(info.frames);
-    ensureMemoryAvailable(2 * frames * size_t(info.channels) * sizeof(float), "loading '" + path + "'");
-    std::vector<float> interleaved(frames * size_t(info.channels));
-    // sf_readf_float scales integer PCM to [-1, 1].
-    const sf_count_t read = sf_readf_float(file.get(), interleaved.data(), info.frames);
+    const size_t channels = size_t(info.channels);
+    ensureMemoryAvailable(2 * frames * channels * sizeof(float), "loading '" + path + "'");
+    // Read in blocks, so memory follows the samples actually decoded: a header (FLAC's STREAMINFO)
+    // may claim billions of frames in a file of a few bytes.
+    const sf_count_t blockFrames = sf_count_t(std::max<size_t>(1, (size_t(1) << 20) / channels));
+    std::vector<float> block(size_t(blockFrames) * channels);
+    std::vector<float> interleaved;
+    sf_count_t read = 0;
+    while (read < info.frames) {
+        // sf_readf_float scales integer PCM to [-1, 1].
+        const sf_count_t got = sf_readf_float(file.get(), block.data(), std::min(blockFrames, info.frames - read));
+        if (got <= 0) break;
+        interleaved.insert(interleaved.end(), block.begin(), block.begin() + std::ptrdiff_t(size_t(got) * channels));
+        read += got;
+    }
     if (read != info.frames)
         throw readError(path, "the audio data ends early (" + std::to_string(read) + " of "
                                   + std::to_string(info.frames) + " frames)");

@@ -9,6 +9,7 @@
 
 #include <QtTest>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,6 +124,7 @@ private slots:
     void failedSaveLeavesNoFile_data();
     void failedSaveLeavesNoFile();
     void extensionsAreRecognised();
+    void claimedFramesAreNotAllocated();
 };
 
 void TestSignalIo::wavRoundTripIsExact_data()
@@ -436,6 +438,31 @@ void TestSignalIo::failedSaveLeavesNoFile()
     if (fs::exists(directory) && directory != "/proc")
         for (const auto& entry : fs::directory_iterator(directory))
             QVERIFY2(entry.path().filename().string().find(".tmp-") == std::string::npos, "temporary file left");
+}
+
+// A 54-byte FLAC whose STREAMINFO claims about two billion frames (found by fuzz_audio; the
+// file is tests/fuzz/regressions/audio/flac-claims-two-billion-frames): refused as truncated,
+// or as too large where memory is short, without ever allocating what the header claims.
+void TestSignalIo::claimedFramesAreNotAllocated()
+{
+    static const unsigned char flac[] = {
+        0x66, 0x4c, 0x61, 0x43, 0x00, 0x00, 0x00, 0x22, 0x10, 0x00, 0x10, 0x00, 0x00, 0x02, 0x49, 0x00, 0x02, 0x49,
+        0x01, 0xf4, 0x02, 0xf0, 0x3e, 0x00, 0xff, 0xff, 0x02, 0x02, 0xc9, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x75,
+        0xab, 0x9e, 0x43, 0xe8, 0x1a, 0xcd, 0x02, 0x00, 0x00, 0x00, 0x09, 0x00, 0x49, 0x46, 0x46, 0xb4, 0x01};
+    const std::string path = kltest::tempDir() + "/claims.flac";
+    writeFile(path, std::string(reinterpret_cast<const char*>(flac), sizeof flac));
+    rusage before{};
+    getrusage(RUSAGE_SELF, &before);
+    try {
+        kl::loadSignal(path);
+        QFAIL("a truncated FLAC loaded");
+    } catch (const kl::IoError& e) {
+        QVERIFY2(std::string(e.what()).find("ends early") != std::string::npos, e.what());
+    } catch (const kl::OutOfMemory&) {
+    }
+    rusage after{};
+    getrusage(RUSAGE_SELF, &after);
+    QVERIFY2(after.ru_maxrss - before.ru_maxrss < 256 * 1024, qPrintable(QString::number(after.ru_maxrss)));  // KiB
 }
 
 void TestSignalIo::extensionsAreRecognised()
