@@ -4,7 +4,8 @@
 # at all when nothing is missing.
 #
 # Usage:
-#   scripts/setup-debian.sh
+#   scripts/setup-debian.sh [--fuzzing]     (--fuzzing: also clang and its libFuzzer runtime,
+#                                             for scripts/fuzz.sh; .ci/run uses it)
 #   cmake --preset release
 #   cmake --build --preset release
 set -euo pipefail
@@ -13,6 +14,12 @@ set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config qt6-base-dev qt6-charts-dev libqt6opengl6-dev
           libopencv-dev libsndfile1-dev)
 nvcc="${CUDACXX:-/usr/local/cuda/bin/nvcc}"  # CMake honours CUDACXX too
+for argument in "$@"; do
+  case "$argument" in
+    --fuzzing) packages+=(clang libclang-rt-14-dev) ;;
+    *) echo "error: unknown option '$argument' (usage: $0 [--fuzzing])" >&2; exit 2 ;;
+  esac
+done
 
 if ! command -v dpkg-query >/dev/null; then
   echo "error: dpkg-query not found; this script is for Debian 12. Install the equivalents of: ${packages[*]}" >&2
