@@ -1,13 +1,15 @@
 // conv2d's tiled variants (kernels in conv2d_tiled.cuh).
 //   shared  a block stages its input tile (output tile plus the kernel's halo) in shared
-//           memory as f32 channel planes, the border resolved while loading, with one vector
-//           load per 4 elements inside the row. Each thread computes 4 adjacent pixels in M
-//           adjacent rows: per input row it loads the values its window needs into registers
-//           once and feeds every output row and tap from them. Compiled sizes (conv2dFixed):
-//           loops fully unrolled, every tap at a constant address (the uniform datapath loads
-//           two per ULDC and the FFMAs read them from uniform registers), all channel planes
-//           staged at once. Other sizes (conv2dAny) stage one plane at a time and keep the taps
-//           in shared memory, walking each kernel row in quads of taps.
+//           memory as f32, the border resolved while loading, with one vector load per 4
+//           elements inside the row. Each thread computes 4 adjacent outputs in M adjacent
+//           rows: per input row it loads the values its window needs into registers once and
+//           feeds every output row and tap from them. Compiled sizes (conv2dFixed): the tile
+//           keeps the channels interleaved as the image does, so a thread's 4 outputs are 4
+//           adjacent elements and tap j sits j * channels elements along (one pass, vector
+//           stores, for any channel count); loops fully unrolled, every tap at a constant
+//           address (the uniform datapath loads two per ULDC and the FFMAs read them from
+//           uniform registers). Other sizes (conv2dAny) stage one channel plane at a time and
+//           keep the taps in shared memory, walking each kernel row in quads of taps.
 //   tma     f32 single-channel images, square compiled sizes, compute capability 9.0+
 //           (conv2dTma): shared's tiles and arithmetic, but the tiles arrive by the Tensor
 //           Memory Accelerator. Persistent blocks walk the tiles; a ninth warp issues one
@@ -27,6 +29,7 @@ template <typename In, typename Out> struct SharedKernel {
     void (*kernel)(StripArgs<In, Out>) = nullptr;
     size_t bytes = 0;
     int rowsPerBlock = 0;
+    int elementsPerPixel = 1;  ///< what a block's 128 columns count: pixels (1) or interleaved elements (CN)
 };
 
 /// conv2dFixed for square compiled sizes whose tile fits the device, else conv2dAny with the
@@ -37,8 +40,9 @@ template <typename In, typename Out, int CN> SharedKernel<In, Out> sharedKernel(
     if (kRows == kCols)
         withFixedSize(kRows, [&](auto k) {
             constexpr int M = kFixedRowsPerThread;
-            using T = FixedStaging<decltype(k)::value, CN, M>;
-            if (T::bytes <= optInLimit) chosen = {conv2dFixed<In, Out, CN, decltype(k)::value, M>, T::bytes, T::outRows};
+            using T = FixedTile<decltype(k)::value, CN, M>;
+            if (T::bytes <= optInLimit)
+                chosen = {conv2dFixed<In, Out, CN, decltype(k)::value, M>, T::bytes, T::outRows, CN};
         });
     if (chosen.kernel) return chosen;
     const auto any = [&](auto m) {
@@ -77,7 +81,8 @@ void computeShared(const Conv2dRun& run, int chunk, cudaStream_t stream)
         using A = std::decay_t<decltype(a)>;
         const auto k = sharedKernel<typename A::InType, typename A::OutType, decltype(cn)::value>(
             a.kRows, a.kCols, run.sharedMemoryLimit);
-        k.kernel<<<gridFor(a.cols, a.rows, kTileCols, k.rowsPerBlock), dim3(kBlockX, kBlockY), k.bytes, stream>>>(a);
+        k.kernel<<<gridFor(a.cols * k.elementsPerPixel, a.rows, kTileCols, k.rowsPerBlock), dim3(kBlockX, kBlockY),
+                   k.bytes, stream>>>(a);
     });
     KL_CHECK_LAUNCH();
 }

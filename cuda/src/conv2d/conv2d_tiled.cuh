@@ -18,7 +18,8 @@ __constant__ float cTaps[kMaxTaps];  // row-major kRows x kCols
 /// `groups` groups of 4 elements from element `first` (a multiple of 4 at or before the first one
 /// needed): one vector load per group inside the row, borderIndex per element elsewhere.
 /// Slice rows past the strip only feed outputs past it, which are never stored.
-/// AlignedTile (one channel, px0 and cols multiples of 4, first == px0): one vector store per group.
+/// AlignedTile (px0, cols and first in elements rather than pixels, px0 == first and both multiples
+/// of 4; the tile is the rows' elements as they lie, channels interleaved): one vector store per group.
 template <int CN, bool AlignedTile, typename In, typename Out>
 __device__ void loadTile(float* tile, const StripArgs<In, Out>& a, int y0, int px0, int rows, int cols, int first,
                          int groups, int firstPlane, int lastPlane)
@@ -48,17 +49,37 @@ __device__ void loadTile(float* tile, const StripArgs<In, Out>& a, int y0, int p
     }
 }
 
-/// A thread's results for channel c: pixels x .. x + 3 of rows y .. y + M - 1, those inside the strip.
+/// A thread's results as interleaved elements: elements e .. e + 3 (pixel * CN + channel) of rows
+/// y .. y + M - 1, those inside the strip; one vector store per row where all 4 are inside.
 template <int CN, int M, typename In, typename Out>
-__device__ void storeTile(const StripArgs<In, Out>& a, int y, int x, int c, const float (&sum)[M][kPixelsPerThread])
+__device__ void storeElements(const StripArgs<In, Out>& a, int y, int e, const float (&sum)[M][kPixelsPerThread])
 {
+    const int flatCols = a.cols * CN;
 #pragma unroll
     for (int r = 0; r < M; ++r) {
         if (y + r >= a.rows) return;
         Out* row = a.outRow(y + r);
-        if (CN == 1 && x + 4 <= a.cols) {
-            store4(row + x, make_float4(sum[r][0], sum[r][1], sum[r][2], sum[r][3]));
+        if (e + 4 <= flatCols) {
+            store4(row + e, make_float4(sum[r][0], sum[r][1], sum[r][2], sum[r][3]));
         } else {
+#pragma unroll
+            for (int n = 0; n < kPixelsPerThread; ++n)
+                if (e + n < flatCols) row[e + n] = saturateRound<Out>(sum[r][n]);
+        }
+    }
+}
+
+/// A thread's results for channel c: pixels x .. x + 3 of rows y .. y + M - 1, those inside the strip.
+template <int CN, int M, typename In, typename Out>
+__device__ void storeTile(const StripArgs<In, Out>& a, int y, int x, int c, const float (&sum)[M][kPixelsPerThread])
+{
+    if constexpr (CN == 1) {
+        storeElements<1, M>(a, y, x, sum);
+    } else {
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+            if (y + r >= a.rows) return;
+            Out* row = a.outRow(y + r);
 #pragma unroll
             for (int n = 0; n < kPixelsPerThread; ++n)
                 if (x + n < a.cols) row[(x + n) * CN + c] = saturateRound<Out>(sum[r][n]);
@@ -66,34 +87,28 @@ __device__ void storeTile(const StripArgs<In, Out>& a, int y, int x, int c, cons
     }
 }
 
-/// The tile of conv2dFixed and conv2dTma for a K x K kernel: 128 output pixels by kBlockY * M rows,
-/// an f32 plane per channel.
+/// The tile of conv2dFixed and conv2dTma for a K x K kernel, in interleaved elements (pixel * CN +
+/// channel, as the image rows hold them): 128 output elements by kBlockY * M rows. In those units
+/// tap j of output element e reads element e + (j - K / 2) * CN, so every channel count is one
+/// stencil with taps CN apart.
 template <int K, int CN, int M> struct FixedTile {
     static constexpr int radius = K / 2;
-    /// Tile column 0 is pixel x0 - pad; for one channel pad is a multiple of 4 so that rows load
-    /// and store whole float4s.
-    static constexpr int pad = CN == 1 ? roundUp4(radius) : radius;
-    /// A thread's register window starts at its first pixel's column - pad; tap j of pixel n is
-    /// window[offset + j + n].
-    static constexpr int offset = pad - radius;
-    static constexpr int window = roundUp4(offset + K - 1 + kPixelsPerThread);
+    /// Tile column 0 is element x0 - pad, pad a multiple of 4 so that rows load and store whole float4s.
+    static constexpr int pad = roundUp4(radius * CN);
+    /// A thread's register window starts at its first element's column - pad; tap j of element n
+    /// is window[offset + j * CN + n].
+    static constexpr int offset = pad - radius * CN;
+    static constexpr int window = roundUp4(offset + (K - 1) * CN + kPixelsPerThread);
     static constexpr int cols = (kBlockX - 1) * kPixelsPerThread + window;
     static constexpr int outRows = kBlockY * M, rows = outRows + K - 1;
-};
-
-/// How conv2dFixed stages its tile: the interleaved elements of a tile row from x0 * CN - head, in
-/// groups of 4, into `bytes` of shared memory.
-template <int K, int CN, int M> struct FixedStaging : FixedTile<K, CN, M> {
-    using T = FixedTile<K, CN, M>;
-    static constexpr int head = roundUp4(T::pad * CN), groups = (head + (T::cols - T::pad) * CN + 3) / 4;
-    static constexpr size_t bytes = size_t(CN) * T::rows * T::cols * sizeof(float);
+    static constexpr size_t bytes = size_t(rows) * cols * sizeof(float);
 };
 
 /// Output rows per thread of conv2dFixed (tiles of kBlockY * 2 rows): shorter tiles fit more
 /// blocks per SM, whose loads then overlap other blocks' arithmetic (2 beat 4 and 8 everywhere).
 constexpr int kFixedRowsPerThread = 2;
 
-/// A conv2dFixed / conv2dTma thread's sums: pixels 4 across and M rows down from `source`, its
+/// A conv2dFixed / conv2dTma thread's sums: elements 4 across and M rows down from `source`, its
 /// first tile row (row pitch T::cols floats), each kernel row summed on its own and the row sums
 /// added in order.
 template <int K, int CN, int M> __device__ void tileSums(const float* source, float (&sum)[M][kPixelsPerThread])
@@ -119,30 +134,30 @@ template <int K, int CN, int M> __device__ void tileSums(const float* source, fl
             for (int j = 0; j < K; ++j)
 #pragma unroll
                 for (int n = 0; n < kPixelsPerThread; ++n)
-                    rowSum[n] = fmaf(cTaps[i * K + j], w[T::offset + j + n], rowSum[n]);
+                    rowSum[n] = fmaf(cTaps[i * K + j], w[T::offset + j * CN + n], rowSum[n]);
 #pragma unroll
             for (int n = 0; n < kPixelsPerThread; ++n) sum[r][n] += rowSum[n];
         }
     }
 }
 
+/// Blocks cover 128 interleaved elements of the row (kTileCols; gridFor over cols * CN) and
+/// stage their tile as it lies in memory, converted to f32: aligned vector loads and stores
+/// throughout, and one pass of arithmetic whatever the channel count.
 template <typename In, typename Out, int CN, int K, int M>
 __global__ void __launch_bounds__(kBlockX* kBlockY, 2) conv2dFixed(StripArgs<In, Out> a)
 {
-    using T = FixedStaging<K, CN, M>;
+    using T = FixedTile<K, CN, M>;
     extern __shared__ float4 sharedStorage[];
     float* tile = reinterpret_cast<float*>(sharedStorage);
-    const int x0 = blockIdx.x * kTileCols, x = x0 + threadIdx.x * kPixelsPerThread, firstRow = threadIdx.y * M;
+    const int x0 = blockIdx.x * kTileCols, e = x0 + threadIdx.x * kPixelsPerThread, firstRow = threadIdx.y * M;
     for (int y0 = blockIdx.y * T::outRows; y0 < a.rows; y0 += gridDim.y * T::outRows) {
         __syncthreads();  // the previous tile has been read
-        loadTile<CN, CN == 1>(tile, a, y0, x0 - T::pad, T::rows, T::cols, x0 * CN - T::head, T::groups, 0, CN);
+        loadTile<CN, true>(tile, a, y0, x0 - T::pad, T::rows, T::cols, x0 - T::pad, T::cols / 4, 0, CN);
         __syncthreads();
-#pragma unroll 1
-        for (int c = 0; c < CN; ++c) {
-            float sum[M][kPixelsPerThread] = {};
-            tileSums<K, CN, M>(tile + (c * T::rows + firstRow) * T::cols + threadIdx.x * kPixelsPerThread, sum);
-            storeTile<CN, M>(a, y0 + firstRow, x, c, sum);
-        }
+        float sum[M][kPixelsPerThread] = {};
+        tileSums<K, CN, M>(tile + firstRow * T::cols + threadIdx.x * kPixelsPerThread, sum);
+        storeElements<CN, M>(a, y0 + firstRow, e, sum);
     }
 }
 
