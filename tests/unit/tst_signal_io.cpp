@@ -375,6 +375,11 @@ void TestSignalIo::badInputThrowsIoError_data()
     QTest::newRow("csv ragged") << "ragged.csv" << "line 4 has 1 columns, expected 2"
                                 << containing("# rate=5\na,b\n1,2\n3\n");
     QTest::newRow("csv nan") << "nan.csv" << "line 2, column 2: 'nan'" << containing("1,2\n3,nan\n");
+    QTest::newRow("csv inf") << "inf.csv" << "line 1, column 1: 'inf' is not a finite number" << containing("inf\n");
+    QTest::newRow("csv overflow") << "big.csv" << "line 2, column 1: '1e999' is not a finite number"
+                                  << containing("1\n1e999\n");
+    QTest::newRow("csv beyond float") << "float.csv" << "line 1, column 1: '1e39' is not a finite number"
+                                      << containing("1e39\n");
     QTest::newRow("csv header only") << "header.csv" << "no data rows" << containing("a,b\n");
     QTest::newRow("csv bad rate comment") << "rate.csv" << "line 1: the rate comment" << containing("# rate=fast\n1\n");
     QTest::newRow("csv without rate") << "norate.csv" << "sample rate unknown (no '# rate=<Hz>' comment"
