@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <string_view>
 
 namespace kl {
 
@@ -152,6 +153,26 @@ std::optional<DeclaredImage> inspectHeader(const std::string& path)
     return inspectPng(head);
 }
 
+// The formats loadImage reads, by their first bytes. OpenCV's imread picks its decoder by content
+// among all it was built with; Debian's has DICOM (GDCM), JPEG 2000, WebP, HDR and others, some
+// of which abort the process on a malformed file (GDCM asserts). Only files that start like one
+// of imageFormats() reach imread.
+bool hasKnownSignature(const std::string& head)
+{
+    const auto startsWith = [&](std::string_view magic) { return head.compare(0, magic.size(), magic) == 0; };
+    const bool pnm = head.size() >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6';
+    return startsWith("\x89PNG\r\n\x1a\n") || startsWith("\xFF\xD8\xFF") || startsWith({"II*\0", 4}) ||
+           startsWith({"MM\0*", 4}) || startsWith({"II+\0", 4}) || startsWith({"MM\0+", 4}) || startsWith("BM") || pnm ||
+           startsWith("\x76\x2F\x31\x01");
+}
+
+/// An OpenEXR signature with "DICM" at byte 128: OpenCV tries its DICOM decoder before its OpenEXR
+/// one (the other formats' decoders come first).
+bool exrClaimingDicom(const std::string& head)
+{
+    return head.compare(0, 4, "\x76\x2F\x31\x01") == 0 && head.size() >= 132 && head.compare(128, 4, "DICM") == 0;
+}
+
 // OpenCV's own limit (CV_IO_MAX_IMAGE_PIXELS, overridable through the environment).
 uint64_t decoderPixelLimit()
 {
@@ -226,9 +247,13 @@ cv::Mat loadImage(const std::string& path)
 {
     detail::requireReadableFile(path);
     enableOpenExr();
-    if (!cv::haveImageReader(path))
-        throw readError(path, "not an image file in a format OpenCV can decode (supported: "
-                                  + joined(imageExtensions(), " ") + ")");
+    const std::string head = readHead(path, 132);
+    if (!hasKnownSignature(head))
+        throw readError(path, "not an image file in a format KernelLab reads (PNG, JPEG, TIFF, BMP, PGM/PPM/PNM, "
+                              "OpenEXR: " + joined(imageExtensions(), " ") + ")");
+    if (exrClaimingDicom(head))
+        throw readError(path, "it carries a DICOM signature at byte 128, which OpenCV would decode as DICOM; "
+                              "KernelLab does not read DICOM");
     checkDeclaredSize(path);
     cv::Mat decoded;
     try {

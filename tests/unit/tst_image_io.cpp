@@ -285,6 +285,18 @@ void TestImageIo::badInputThrowsIoError_data()
                                               << MakeInput([](const std::string& p) { writeFile(p, pngDeclaring(100000, 100000)); });
     QTest::newRow("bmp header 100000x100000") << "huge.bmp" << "larger than OpenCV decodes"
                                               << MakeInput([](const std::string& p) { writeFile(p, bmpDeclaring(100000, 100000)); });
+    // "DICM" at byte 128 sends a file to OpenCV's DICOM decoder, whose GDCM aborts the process on a
+    // truncated one (found by fuzz_image: tests/fuzz/regressions/image/dicom-signature-gdcm-assert).
+    QTest::newRow("dicom renamed .png") << "scan.png" << "not an image file in a format KernelLab reads"
+                                        << MakeInput([](const std::string& p) {
+                                               writeFile(p, std::string(128, '\0') + "DICM\x02\x00\x00\x00");
+                                           });
+    QTest::newRow("exr signature, dicom body") << "scan.exr" << "OpenCV would decode as DICOM"
+                                               << MakeInput([](const std::string& p) {
+                                                      writeFile(p, "\x76\x2F\x31\x01" + std::string(124, '\0') + "DICM");
+                                                  });
+    QTest::newRow("webp renamed .png") << "photo.png" << "not an image file in a format KernelLab reads"
+                                       << MakeInput([](const std::string& p) { writeFile(p, "RIFF\x10\0\0\0WEBPVP8 "); });
 }
 
 void TestImageIo::badInputThrowsIoError()
