@@ -11,7 +11,8 @@ namespace kl {
 
 /// Loads an image as u8/u16/f32 with 1, 3 or 4 channels (other depths are converted:
 /// 16S/32S -> f32, 64F -> f32; 2-channel images are refused). The format is recognised
-/// by content, not by extension. Throws kl::IoError for a missing, empty, unreadable,
+/// by content, not by extension, and must be one of those above: other files never reach
+/// OpenCV's decoders. Throws kl::IoError for a missing, empty, unreadable,
 /// truncated or unrecognised file and for a header declaring more pixels than OpenCV
 /// decodes (OPENCV_IO_MAX_IMAGE_PIXELS, 2^30 by default); kl::OutOfMemory when a PNG or
 /// JPEG header declares more than the available memory.
