@@ -3,8 +3,8 @@
 // the host side: the binning, the registry and auto choice, and the chunked run. The
 // variants (the steps of the classic privatized-histogram tutorial) live in one .cu per
 // family, each with its kernels and launch plans: histogram_atomics.cu (global-atomics,
-// shared), histogram_optimized.cu (optimized, the default: lane-private byte bins for
-// single-channel u8 and default-binned u16, per-warp sub-histograms for other formats).
+// shared), histogram_optimized.cu (optimized, the default: lane-private byte bins for u8 of
+// any channel count and default-binned u16, per-warp sub-histograms for other formats).
 // When one histogram does not fit in a block's shared memory (many bins times entries,
 // e.g. 65536 bins), shared and optimized count with global atomics instead.
 //

@@ -6,6 +6,9 @@
 //   image runs as fast as noise), and each value costs a byte extract (PRMT), an address (LEA)
 //   and one shared atomic. All warps of a block share the one column (32 KB). At the end a
 //   block folds each bin's 32 lane words, one global atomic per bin.
+//   u8 with 3 or 4 channels: the same lane-private columns, one per entry (each channel, and
+//   luminance), over groups of whole pixels loaded as 16-byte vectors: each value costs a byte
+//   extract and one conflict-free shared atomic (160 KB of columns for 4 channels + luminance).
 //   Other formats: a persistent grid striding over groups of whole pixels loaded as 16-byte
 //   vectors, with one 32-bit sub-histogram per warp (or per few warps when the histogram is
 //   large). A thread adds a run of equal bins with one atomic, and a warp whose lanes all hold
@@ -116,6 +119,24 @@ template <typename T> struct ByteBinPlan {
     static constexpr size_t sharedWords = size_t(kByteBins) * 32;
 };
 
+/// Adds `entries` columns of lane words (entry e's column at e * kByteBins * 32) into the global
+/// histogram (entry e's bins at e * stride): two threads per bin, each summing 16 of its 32 lane
+/// words, starting at different words so that a warp's reads hit 32 different banks.
+__device__ void foldColumns(const unsigned* columns, int entries, int stride, unsigned long long* counts)
+{
+    static_assert(kLaneThreads == 2 * kByteBins, "the fold gives each bin two threads");
+    constexpr int kWordsEach = 32 * kByteBins / kLaneThreads;
+    const int bin = threadIdx.x / 2, half = threadIdx.x % 2;
+    for (int e = 0; e < entries; ++e) {
+        const unsigned* column = columns + e * kByteBins * 32;
+        unsigned sum = 0;
+#pragma unroll
+        for (int k = 0; k < kWordsEach; ++k) sum += column[bin * 32 + half * kWordsEach + (k + bin) % kWordsEach];
+        sum += __shfl_down_sync(kFullMask, sum, 1);
+        if (half == 0 && sum) atomicAdd(counts + e * stride + bin, (unsigned long long)sum);
+    }
+}
+
 /// Counts the bins of the values in one word: every byte of u8, the high byte of u16.
 template <typename T> __device__ __forceinline__ void countWord(unsigned word, unsigned* column)
 {
@@ -166,16 +187,56 @@ __global__ void __launch_bounds__(kLaneThreads)
     }
     __syncthreads();
 
-    // Fold: two threads per bin, each summing 16 of its 32 lane words, starting at different
-    // words so that a warp's reads hit 32 different banks.
-    static_assert(kLaneThreads == 2 * kByteBins, "the fold gives each bin two threads");
-    constexpr int kWordsEach = 32 * kByteBins / kLaneThreads;
-    const int bin = threadIdx.x / 2, half = threadIdx.x % 2;
-    unsigned sum = 0;
+    foldColumns(columns, 1, rule.stride(), counts);
+}
+
+/// u8 pixels of F (3 or 4 channels, luminance or not) into one lane-private column per entry:
+/// histogramByteBins's scheme over groups of whole pixels (F::groupVectors vectors each).
+template <typename F>
+__global__ void __launch_bounds__(kLaneThreads)
+    histogramBytePixels(const uint8_t* __restrict__ image, PixelSpan span, BinRule rule,
+                        unsigned long long* __restrict__ counts)
+{
+    constexpr int G = F::groupPixels, V = F::groupVectors;
+    constexpr int columnWords = kByteBins * 32;
+    extern __shared__ uint4 shared[];
+    unsigned* columns = reinterpret_cast<unsigned*>(shared);
+    for (int i = threadIdx.x; i < F::entries * columnWords / 4; i += kLaneThreads) shared[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    unsigned* lane = columns + threadIdx.x % 32;
+    const auto count = [&](int entry, int slot) { atomicAdd(lane + entry * columnWords + slot * 32, 1u); };
+
+    // Whole groups are 16-byte aligned: they are counted from the image's start.
+    const size_t groupFirst = (span.first + G - 1) / G, groupLast = span.last / G;
+    const auto* vectors = reinterpret_cast<const uint4*>(image);
+    constexpr size_t stride = size_t(kLaneThreads) * kLaneUnroll;
+    for (size_t start = groupFirst + blockIdx.x * stride; start < groupLast; start += gridDim.x * stride) {
+        const size_t first = start + threadIdx.x;
+        uint4 raw[kLaneUnroll][V] = {};
 #pragma unroll
-    for (int k = 0; k < kWordsEach; ++k) sum += columns[bin * 32 + half * kWordsEach + (k + bin) % kWordsEach];
-    sum += __shfl_down_sync(kFullMask, sum, 1);
-    if (half == 0 && sum) atomicAdd(counts + bin, (unsigned long long)sum);
+        for (int u = 0; u < kLaneUnroll; ++u)
+            if (first + u * kLaneThreads < groupLast)
+#pragma unroll
+                for (int v = 0; v < V; ++v) raw[u][v] = __ldg(vectors + (first + u * kLaneThreads) * V + v);
+#pragma unroll
+        for (int u = 0; u < kLaneUnroll; ++u)
+            if (first + u * kLaneThreads < groupLast) {
+                const uint8_t* pixels = reinterpret_cast<const uint8_t*>(raw[u]);
+#pragma unroll
+                for (int i = 0; i < G; ++i) forEachEntry<F>(pixels + i * F::channels, rule, count);
+            }
+    }
+
+    // The pixels before the first and after the last whole group (fewer than 2 * G <= 32): block 0.
+    if (blockIdx.x == 0) {
+        const size_t headEnd = span.last < groupFirst * G ? span.last : groupFirst * G;
+        const size_t tailBegin = groupLast * G > headEnd ? groupLast * G : headEnd;
+        const size_t head = headEnd - span.first, t = threadIdx.x;
+        const size_t p = t < head ? span.first + t : tailBegin + (t - head);
+        if (p < span.last) forEachEntry<F>(image + p * F::channels, rule, count);
+    }
+    __syncthreads();
+    foldColumns(columns, F::entries, rule.stride(), counts);
 }
 
 // ---- launches and the plan ---------------------------------------------------------------
@@ -195,6 +256,16 @@ void launchWarpAtomics(const LaunchPlan& plan, const void* image, PixelSpan span
     KL_CHECK_LAUNCH();
 }
 
+/// The lane-column kernels' persistent grid over `units` (vectors or pixel groups), taken `stride`
+/// per block-wide step: no more blocks than steps, and enough that no block takes more than
+/// `maxStridesPerBlock` (its 32-bit counters' limit).
+unsigned laneGridBlocks(size_t units, size_t stride, size_t maxStridesPerBlock, int residentBlocks)
+{
+    const size_t strides = (units + stride - 1) / stride;
+    return unsigned(std::max<size_t>({1, std::min<size_t>(strides, size_t(residentBlocks)),
+                                      (strides + maxStridesPerBlock - 1) / maxStridesPerBlock}));
+}
+
 template <typename T>
 void launchByteBins(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
                     unsigned long long* counts, cudaStream_t stream)
@@ -203,12 +274,23 @@ void launchByteBins(const LaunchPlan& plan, const void* image, PixelSpan span, c
     constexpr size_t P = Plan::valuesPerVector, stride = size_t(kLaneThreads) * kLaneUnroll;
     const size_t vectorFirst = (span.first + P - 1) / P;
     const size_t vectors = std::max(span.last / P, vectorFirst) - vectorFirst;
-    const size_t strides = (vectors + stride - 1) / stride;
-    // No more blocks than strides, and enough that no block takes more than its counters hold.
-    const unsigned blocks = unsigned(std::max<size_t>({1, std::min<size_t>(strides, size_t(plan.residentBlocks)),
-                                                       (strides + Plan::maxStridesPerBlock - 1) / Plan::maxStridesPerBlock}));
+    const unsigned blocks = laneGridBlocks(vectors, stride, Plan::maxStridesPerBlock, plan.residentBlocks);
     histogramByteBins<T><<<blocks, kLaneThreads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule,
                                                                              counts);
+    KL_CHECK_LAUNCH();
+}
+
+template <typename F>
+void launchBytePixels(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
+                      unsigned long long* counts, cudaStream_t stream)
+{
+    constexpr size_t G = F::groupPixels, stride = size_t(kLaneThreads) * kLaneUnroll;
+    const size_t groupFirst = (span.first + G - 1) / G;
+    const size_t groups = std::max(span.last / G, groupFirst) - groupFirst;
+    // A block-wide step counts stride * G pixels per entry.
+    const unsigned blocks = laneGridBlocks(groups, stride, 0xffffffffu / (stride * G), plan.residentBlocks);
+    histogramBytePixels<F><<<blocks, kLaneThreads, plan.sharedBytes, stream>>>(static_cast<const uint8_t*>(image), span,
+                                                                               rule, counts);
     KL_CHECK_LAUNCH();
 }
 
@@ -218,13 +300,22 @@ template <typename F>
 constexpr bool kByteBinFormat = F::channels == 1 && F::entries == 1 &&
                                 (std::is_same<typename F::T, uint8_t>::value || std::is_same<typename F::T, uint16_t>::value);
 
-template <typename T> int planByteBins(const cudaDeviceProp& device, size_t& sharedBytes)
+/// Formats histogramBytePixels counts: u8 with several channels.
+template <typename F>
+constexpr bool kBytePixelFormat = F::channels > 1 && std::is_same<typename F::T, uint8_t>::value;
+
+/// A lane-column plan: `kernel` with `sharedBytes` of columns, as many blocks as stay resident.
+template <typename Kernel>
+LaunchPlan laneColumnPlan(Kernel kernel, LaunchPlan::Launch launch, size_t sharedBytes, const cudaDeviceProp& device)
 {
-    sharedBytes = ByteBinPlan<T>::sharedWords * sizeof(unsigned);
-    allowSharedMemory(histogramByteBins<T>, sharedBytes);
+    LaunchPlan plan;
+    plan.launch = launch;
+    plan.sharedBytes = sharedBytes;
+    allowSharedMemory(kernel, sharedBytes);
     int perSm = 0;
-    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, histogramByteBins<T>, kLaneThreads, sharedBytes));
-    return std::max(1, perSm) * device.multiProcessorCount;
+    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kLaneThreads, sharedBytes));
+    plan.residentBlocks = std::max(1, perSm) * device.multiProcessorCount;
+    return plan;
 }
 
 template <typename F>
@@ -232,14 +323,17 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
 {
     const size_t bytes = histogramBytes<F>(rule);
     if (bytes > device.sharedMemPerBlockOptin) return globalAtomicsHistogramPlan(problem, rule, device);
-    LaunchPlan plan;
+    constexpr size_t columnBytes = ByteBinPlan<uint8_t>::sharedWords * sizeof(unsigned);
     if constexpr (kByteBinFormat<F>) {
-        if (sizeof(typename F::T) == 1 || rule.u16ByShift) {
-            plan.launch = launchByteBins<typename F::T>;
-            plan.residentBlocks = planByteBins<typename F::T>(device, plan.sharedBytes);
-            return plan;
-        }
+        using T = typename F::T;
+        if (sizeof(T) == 1 || rule.u16ByShift)
+            return laneColumnPlan(histogramByteBins<T>, launchByteBins<T>, columnBytes, device);
     }
+    if constexpr (kBytePixelFormat<F>) {
+        if (F::entries * columnBytes <= device.sharedMemPerBlockOptin)
+            return laneColumnPlan(histogramBytePixels<F>, launchBytePixels<F>, F::entries * columnBytes, device);
+    }
+    LaunchPlan plan;
     // As many per-warp copies as fit in a quarter of an SM's shared memory, so that
     // several blocks stay resident to hide memory latency.
     plan.launch = launchWarpAtomics<F>;

@@ -42,8 +42,9 @@ struct HistogramProblem {
 struct LaunchPlan {
     /// One chunk's kernel over the pixels of `span` (never empty) of `image`, whose format the
     /// plan was made for; adds into `counts`.
-    void (*launch)(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
-                   unsigned long long* counts, cudaStream_t stream) = nullptr;
+    using Launch = void (*)(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
+                            unsigned long long* counts, cudaStream_t stream);
+    Launch launch = nullptr;
     size_t sharedBytes = 0;
     size_t pixelsPerBlock = 0;  ///< shared
     int copies = 1;             ///< warp atomics: sub-histograms per block
