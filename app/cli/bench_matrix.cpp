@@ -143,13 +143,9 @@ private:
         request.cpuRepetitions = 1;
         request.cpuWarmup = 1;
         request.gpu.variant = "auto";
-        request.gpu.memory = gpu::HostMemory::Pinned;
-        request.gpu.streams = 1;
 
         // Verified against cpu-opencv, untimed, before the kernel is timed.
-        request.gpu.endToEnd = true;
-        request.gpu.repetitions = 1;
-        request.gpu.warmup = 0;
+        setCheckingRun(request.gpu, gpu::HostMemory::Pinned);
         const app::BackendResult check = runBackend(request, app::Backend::Gpu);
         const app::BackendResult reference = runBackend(request, app::Backend::CpuOpenCV);
         cell.error = !check.ok()       ? check.error

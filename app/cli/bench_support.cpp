@@ -94,6 +94,15 @@ app::BackendResult runBackend(const app::RunRequest& request, app::Backend backe
     return std::move(result.results.front());
 }
 
+void setCheckingRun(gpu::RunOptions& options, gpu::HostMemory memory)
+{
+    options.memory = memory;
+    options.streams = 1;
+    options.endToEnd = true;
+    options.repetitions = 1;
+    options.warmup = 0;
+}
+
 QString verify(const app::RunRequest& request, const app::BackendResult& actual, const app::BackendResult& reference)
 {
     const std::optional<Comparison> c = app::compareResults(actual, reference);

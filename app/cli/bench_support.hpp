@@ -33,6 +33,10 @@ app::RunRequest benchRequest(app::Op op, const BenchOpSettings& settings, int co
 /// measurement). Throws kl::Cancelled on Ctrl-C.
 app::BackendResult runBackend(const app::RunRequest& request, app::Backend backend);
 
+/// Sets `options` for the one untimed end-to-end run that checks a GPU result before it is timed:
+/// one stream, one repetition, no warm-up, host memory `memory`.
+void setCheckingRun(gpu::RunOptions& options, gpu::HostMemory memory);
+
 /// Empty when `actual` agrees with `reference` within the op's tolerance, else what differs.
 QString verify(const app::RunRequest& request, const app::BackendResult& actual, const app::BackendResult& reference);
 

@@ -338,11 +338,7 @@ private:
 
         // Verify once, untimed, before any timing.
         step(label + QStringLiteral(": gpu ") + variant + QStringLiteral(" verify"));
-        request.gpu.memory = gpu::HostMemory::Pageable;
-        request.gpu.streams = 1;
-        request.gpu.endToEnd = true;
-        request.gpu.repetitions = 1;
-        request.gpu.warmup = 0;
+        setCheckingRun(request.gpu, gpu::HostMemory::Pageable);
         const app::BackendResult check = runBackend(request, app::Backend::Gpu);
         QString problem = check.error;
         if (problem.isEmpty() && !reference) problem = QStringLiteral("no CPU result to verify against");

@@ -107,20 +107,22 @@ std::string formatBytes(uint64_t bytes)
 uint64_t parseByteSize(const std::string& text, const std::string& field)
 {
     std::string_view number = detail::trimmed(text);
-    std::string suffix;
+    std::string suffix;  // the trailing letters, upper case
     while (!number.empty() && std::isalpha(static_cast<unsigned char>(number.back()))) {
         suffix.insert(suffix.begin(), char(std::toupper(static_cast<unsigned char>(number.back()))));
         number.remove_suffix(1);
     }
-    if (suffix.size() > 1 && suffix.back() == 'B') suffix.pop_back();
-    if (suffix.size() > 1 && suffix.back() == 'I') suffix.pop_back();
-    static const std::string units = "KMGT";
-    const size_t unit = suffix.empty() || suffix == "B" ? std::string::npos : units.find(suffix);
+    // "64MiB", "64MB" and "64M" alike; "100B" and "100" are bytes.
+    for (const std::string_view tail : {"IB", "B"})
+        if (suffix.size() > tail.size() && std::string_view(suffix).substr(suffix.size() - tail.size()) == tail) {
+            suffix.resize(suffix.size() - tail.size());
+            break;
+        }
+    const bool bytesOnly = suffix.empty() || suffix == "B";
+    const size_t power = suffix.size() == 1 ? std::string_view("KMGT").find(suffix[0]) + 1 : 0;  // 0: none of them
     const std::optional<double> value = detail::parseNumber(number);
-    const double scale = unit == std::string::npos ? 1.0 : std::pow(1024.0, double(unit + 1));
-    const bool known = suffix.empty() || suffix == "B" || (suffix.size() == 1 && unit != std::string::npos);
-    const double bytes = value ? *value * scale : 0;
-    if (!known || !value || !(bytes >= 1) || !(bytes < 0x1p64) || (scale == 1.0 && bytes != std::floor(bytes)))
+    const double bytes = value ? *value * std::pow(1024.0, double(power)) : 0;
+    if ((!bytesOnly && power == 0) || !(bytes >= 1) || !(bytes < 0x1p64) || (bytesOnly && bytes != std::floor(bytes)))
         throw InvalidArgument(field + ": '" + text + "' is not a size (bytes, or a number with K, M, G or T, e.g. 512M)");
     return uint64_t(bytes);
 }

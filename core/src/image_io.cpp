@@ -146,9 +146,9 @@ std::string readHead(const std::string& path, size_t count)
     return head;
 }
 
-std::optional<DeclaredImage> inspectHeader(const std::string& path)
+/// `head`: the file's first bytes, at least pngHeaderBytes of them where the file has them.
+std::optional<DeclaredImage> inspectHeader(const std::string& path, const std::string& head)
 {
-    const std::string head = readHead(path, pngHeaderBytes);
     if (isJpeg(head)) return inspectJpeg(detail::readWholeFile(path));
     return inspectPng(head);
 }
@@ -180,9 +180,9 @@ uint64_t decoderPixelLimit()
     return configured ? std::strtoull(configured, nullptr, 10) : uint64_t(1) << 30;
 }
 
-void checkDeclaredSize(const std::string& path)
+void checkDeclaredSize(const std::string& path, const std::string& head)
 {
-    const std::optional<DeclaredImage> declared = inspectHeader(path);
+    const std::optional<DeclaredImage> declared = inspectHeader(path, head);
     if (!declared) return;
     if (declared->truncated) throw readError(path, "the file is truncated (the image data ends early)");
     const std::string size = std::to_string(declared->width) + "x" + std::to_string(declared->height);
@@ -247,14 +247,14 @@ cv::Mat loadImage(const std::string& path)
 {
     detail::requireReadableFile(path);
     enableOpenExr();
-    const std::string head = readHead(path, 132);
+    const std::string head = readHead(path, 132);  // signatures, OpenEXR's DICOM check, a PNG's IHDR
     if (!hasKnownSignature(head))
         throw readError(path, "not an image file in a format KernelLab reads (PNG, JPEG, TIFF, BMP, PGM/PPM/PNM, "
                               "OpenEXR: " + joined(imageExtensions(), " ") + ")");
     if (exrClaimingDicom(head))
         throw readError(path, "it carries a DICOM signature at byte 128, which OpenCV would decode as DICOM; "
                               "KernelLab does not read DICOM");
-    checkDeclaredSize(path);
+    checkDeclaredSize(path, head);
     cv::Mat decoded;
     try {
         decoded = cv::imread(path, cv::IMREAD_UNCHANGED);
