@@ -93,5 +93,7 @@ int runInfo(const QStringList& arguments);
 int runRun(const QStringList& arguments);
 int runBench(const QStringList& arguments);
 int runSweep(const QStringList& arguments);
+int runTemplate(const QStringList& arguments);
+int runCompile(const QStringList& arguments);
 
 } // namespace kl::cli

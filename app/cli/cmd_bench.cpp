@@ -28,6 +28,7 @@ struct BenchOptions {
     std::vector<size_t> signalFrames;
     std::vector<int> depths;
     QStringList variants;  ///< empty: every variant of each op
+    std::optional<app::CustomKernel> custom;  ///< --kernel-source: one more variant of the one op benched
     std::vector<gpu::HostMemory> memories;
     std::vector<int> streams;
     std::vector<app::Backend> backends;
@@ -93,12 +94,17 @@ BenchOptions parseOptions(const QCommandLineParser& parser)
                                        o.quick ? QStringList{QStringLiteral("u8"), QStringLiteral("f32")}
                                                : QStringList{QStringLiteral("u8"), QStringLiteral("u16"), QStringLiteral("f32")}))
         o.depths.push_back(parseDepth(d.toStdString()));
+    o.custom = app::customKernelFrom(parameterMap(parser, app::customKernelParameterInfo()));
+    if (o.custom && o.ops.size() != 1)
+        throw CliError(kExitBadArguments, QStringLiteral("--kernel-source: a user kernel is for one op; give it with --ops"));
     o.variants = listOption(parser, QStringLiteral("variants"), {});
     for (const QString& v : o.variants) {
         const auto ops = app::allOps();
-        if (v != QLatin1String("auto") &&
+        if (v != QLatin1String("auto") && !(o.custom && v == o.custom->variant()) &&
             std::none_of(ops.begin(), ops.end(), [&](app::Op op) { return app::gpuVariants(op).contains(v); }))
-            throw CliError(kExitBadArguments, "--variants: '" + v + "' is not a variant of any op (see kernellab-cli info)");
+            throw CliError(kExitBadArguments, "--variants: '" + v + "' is not a variant of any op (see kernellab-cli info)" +
+                                                  (v.startsWith(QLatin1String("custom:")) ? QStringLiteral("; a user kernel needs --kernel-source FILE")
+                                                                                          : QString()));
     }
     for (const QString& m : listOption(parser, QStringLiteral("memory"),
                                          {QStringLiteral("pageable"), QStringLiteral("staged"), QStringLiteral("pinned")}))
@@ -138,9 +144,11 @@ BenchOptions parseOptions(const QCommandLineParser& parser)
 
 bool has(const std::vector<app::Backend>& list, app::Backend b) { return std::find(list.begin(), list.end(), b) != list.end(); }
 
-QStringList variantsToRun(app::Op op, const QStringList& filter)
+QStringList variantsToRun(app::Op op, const BenchOptions& o)
 {
-    const QStringList names = app::gpuVariants(op);
+    const QStringList& filter = o.variants;
+    QStringList names = app::gpuVariants(op);
+    if (o.custom) names << o.custom->variant();  // parseOptions: --ops is this one op
     if (filter.isEmpty()) return names;
     QStringList chosen;
     for (const QString& v : filter)
@@ -156,7 +164,7 @@ public:
         const auto steps = [&](app::Op op) {
             const double cpu = double(o_.backends.size()) - (has(o_.backends, app::Backend::Gpu) ? 1 : 0) +
                                double(o_.scalingThreads.size());
-            const double gpu = engine_ ? double(variantsToRun(op, o_.variants).size()) *
+            const double gpu = engine_ ? double(variantsToRun(op, o_).size()) *
                                              double(2 + o_.memories.size() * o_.streams.size())
                                        : 0.0;
             const double sizes = op == app::Op::Conv1D ? double(o_.signalFrames.size())
@@ -257,6 +265,7 @@ private:
         request.cpuRepetitions = o_.cpuRepetitions;
         request.cpuWarmup = o_.cpuWarmup;
         request.cpuThreads = o_.cpuThreads;
+        request.customKernel = o_.custom;
         dumpInputs(request);
         const QString label = app::toString(request.op) + QLatin1Char(' ') + baseRow(request, {}).size + QLatin1Char(' ') +
                               baseRow(request, {}).depth;
@@ -296,7 +305,7 @@ private:
             cpuRow(scaled, runBackend(scaled, app::Backend::CpuOpenCV), reference, baselineMs, threads);
         }
         if (!engine_ || !has(o_.backends, app::Backend::Gpu)) return;
-        for (const QString& variant : variantsToRun(request.op, o_.variants)) {
+        for (const QString& variant : variantsToRun(request.op, o_)) {
             // e.g. separable for a kernel that is not rank-1, tma for u8: no row rather than a failure
             if (!app::whyNotApplicable(request, variant, engine_->device()).isEmpty()) {
                 doneSteps_ += 2 + double(o_.memories.size() * o_.streams.size());
@@ -370,13 +379,18 @@ private:
         request.gpu.endToEnd = true;
         for (gpu::HostMemory memory : o_.memories)
             for (int streams : o_.streams) {
+                request.gpu.memory = memory;
+                request.gpu.streams = streams;
+                // A user kernel runs on one stream from pageable or pinned memory: no row for the rest.
+                if (!app::whyNotApplicable(request, variant, engine_->device()).isEmpty()) {
+                    ++doneSteps_;
+                    continue;
+                }
                 BenchRow row = base;
                 row.memory = QString::fromStdString(gpu::toString(memory));
                 row.streams = streams;
                 step(label + QStringLiteral(": gpu ") + variant + QLatin1Char(' ') + row.memory +
                      QStringLiteral(" x%1").arg(streams));
-                request.gpu.memory = memory;
-                request.gpu.streams = streams;
                 const app::BackendResult e2e = runBackend(request, app::Backend::Gpu);
                 if (!kernelOnly.ok()) fail(row, "kernel-only run: " + kernelOnly.error);
                 else if (!e2e.ok()) fail(row, e2e.error);
@@ -529,7 +543,9 @@ int runBench(const QStringList& arguments)
         {QStringLiteral("frames"), QStringLiteral("Signal lengths for conv1d, K/M suffixes (default 16M; --quick 1M)."),
          QStringLiteral("LIST")},
         {QStringLiteral("depths"), QStringLiteral("Image depths (default u8,u16,f32; --quick u8,f32)."), QStringLiteral("LIST")},
-        {QStringLiteral("variants"), QStringLiteral("GPU variants (default: every variant of each op)."), QStringLiteral("LIST")},
+        {QStringLiteral("variants"),
+         QStringLiteral("GPU variants (default: every variant of each op, and custom:<name> with --kernel-source)."),
+         QStringLiteral("LIST")},
         {QStringLiteral("memory"), QStringLiteral("Host memory kinds (default pageable,staged,pinned)."), QStringLiteral("LIST")},
         {QStringLiteral("streams"), QStringLiteral("Stream counts (default 1,4)."), QStringLiteral("LIST")},
         {QStringLiteral("backends"),
@@ -563,6 +579,7 @@ int runBench(const QStringList& arguments)
          QStringLiteral("DIR")},
     });
     addBenchOpOptions(parser);
+    addParameterOptions(parser, app::customKernelParameterInfo());
     if (!parseCommandLine(parser, arguments,
                           QStringLiteral("kernellab-cli bench: ops x variants x sizes x depths x memory modes x streams; "
                                          "GPU outputs are verified against the CPU before timing.")))

@@ -1,4 +1,4 @@
-// kernellab-cli: the headless front end (info, run, bench, sweep). Exit codes in cli.hpp.
+// kernellab-cli: the headless front end (info, run, bench, sweep, template, compile). Exit codes in cli.hpp.
 #include "cli.hpp"
 
 #include "kernellab/error.hpp"
@@ -16,7 +16,9 @@ const char* const kUsage =
     "  info    GPU devices (or why there is none), CPU, library versions\n"
     "  run     one operation on the chosen backends, with a report\n"
     "  bench   a suite of ops x variants x sizes x depths x memory modes x streams\n"
-    "  sweep   one op over a range of sizes: where the GPU starts to win\n";
+    "  sweep   one op over a range of sizes: where the GPU starts to win\n"
+    "  template  a kernel of your own to start from (docs/custom-kernels.md)\n"
+    "  compile   compile your kernel and check it against the op's contract (no GPU needed)\n";
 
 } // namespace
 
@@ -43,7 +45,9 @@ int main(int argc, char** argv)
         if (command == QLatin1String("run")) return runRun(commandArguments);
         if (command == QLatin1String("bench")) return runBench(commandArguments);
         if (command == QLatin1String("sweep")) return runSweep(commandArguments);
-        printError("kernellab-cli: unknown command '" + command + "' (use info, run, bench or sweep)");
+        if (command == QLatin1String("template")) return runTemplate(commandArguments);
+        if (command == QLatin1String("compile")) return runCompile(commandArguments);
+        printError("kernellab-cli: unknown command '" + command + "' (use info, run, bench, sweep, template or compile)");
         return kExitBadArguments;
     } catch (const CliError& e) {
         printError(QStringLiteral("kernellab-cli %1: error: %2").arg(command, QString::fromUtf8(e.what())));

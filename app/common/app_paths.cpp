@@ -13,4 +13,10 @@ QString sampleDataDir()
     return QStringLiteral(KL_SOURCE_SAMPLE_DATA_DIR);
 }
 
+QString workerExecutable()
+{
+    const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/kernellab-worker");
+    return QFileInfo(beside).isExecutable() ? beside : QStringLiteral(KL_BUILD_WORKER_PATH);
+}
+
 } // namespace kl::app

@@ -9,6 +9,7 @@
 
 #include "names.hpp"
 
+#include <QFile>
 #include <QStringList>
 
 #include <climits>
@@ -251,6 +252,43 @@ void configureBackends(RunRequest& request, const Reader& reader)
     request.cpuThreads = reader.integer(QStringLiteral("cpu-threads"), request.cpuThreads, INT_MIN);
 }
 
+const QStringList kCustomKernelParameters = {QStringLiteral("kernel-source"), QStringLiteral("kernel-name"),
+                                             QStringLiteral("block"),         QStringLiteral("tile"),
+                                             QStringLiteral("shared-bytes"),  QStringLiteral("kernel-timeout")};
+
+/// --kernel-source and its launch options (docs/custom-kernels.md); nullopt without a source.
+std::optional<CustomKernel> readCustomKernel(const Reader& reader)
+{
+    const QString sourceOption = QStringLiteral("kernel-source");
+    if (!reader.has(sourceOption)) {
+        for (const QString& name : kCustomKernelParameters)
+            if (reader.has(name)) fail(name + ": applies to a user kernel only (--kernel-source FILE)");
+        return std::nullopt;
+    }
+    CustomKernel k;
+    k.path = reader.text(sourceOption);
+    QFile file(k.path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw IoError(("kernel-source: cannot read " + k.path + ": " + file.errorString()).toStdString());
+    k.source = file.readAll().toStdString();
+    try {
+        k.launch = gpu::launchFromSource(k.source);
+    } catch (const InvalidArgument& e) {
+        fail(k.path + ": " + QString::fromUtf8(e.what()));
+    }
+    k.entry = reader.text(QStringLiteral("kernel-name"), QString::fromStdString(gpu::firstKernelName(k.source))).toStdString();
+    if (k.entry.empty()) fail("kernel-source: " + k.path + " defines no __global__ function");
+    const auto dimensions = [&](const QString& name, int& x, int& y) {
+        if (reader.has(name)) gpu::parseDimensions(reader.text(name).toStdString(), x, y, name.toStdString());
+    };
+    dimensions(QStringLiteral("block"), k.launch.blockX, k.launch.blockY);
+    dimensions(QStringLiteral("tile"), k.launch.tileX, k.launch.tileY);
+    k.launch.sharedBytes = reader.integer(QStringLiteral("shared-bytes"), k.launch.sharedBytes, 0);
+    k.timeoutSeconds = reader.number(QStringLiteral("kernel-timeout"), k.timeoutSeconds);
+    if (!(k.timeoutSeconds > 0)) fail(QStringLiteral("kernel-timeout: must be a positive number of seconds"));
+    return k;
+}
+
 } // namespace
 
 const std::vector<ParameterInfo>& inputParameterInfo()
@@ -357,6 +395,24 @@ const std::vector<ParameterInfo>& backendParameterInfo()
          QStringLiteral("GPU, pinned, end to end: launch every copy, kernel and event from the host instead of "
                         "replaying one CUDA graph per repetition."),
          {}},
+        {QStringLiteral("kernel-source"), QStringLiteral("FILE"),
+         QStringLiteral("Your own CUDA kernel (docs/custom-kernels.md; kernellab-cli template prints one to start "
+                        "from), run as GPU variant custom:<name>, the default variant when given."),
+         {}},
+        {QStringLiteral("kernel-name"), QStringLiteral("NAME"),
+         QStringLiteral("The __global__ function of --kernel-source to run (default: the first it defines)."), {}},
+        {QStringLiteral("block"), QStringLiteral("XxY"),
+         QStringLiteral("User kernel: threads per block, e.g. 256 or 32x8 (default: the source's "
+                        "\"// kernellab: block ...\" line, else 16x16)."),
+         {}},
+        {QStringLiteral("tile"), QStringLiteral("XxY"),
+         QStringLiteral("User kernel: elements one block covers; the grid covers the op's work in tiles "
+                        "(default: the source's line, else the block)."),
+         {}},
+        {QStringLiteral("shared-bytes"), QStringLiteral("N"),
+         QStringLiteral("User kernel: dynamic shared memory per block (default: the source's line, else 0)."), {}},
+        {QStringLiteral("kernel-timeout"), QStringLiteral("S"),
+         QStringLiteral("User kernel: stop a launch still running after S seconds (default 5)."), {}},
     };
     return parameters;
 }
@@ -424,6 +480,23 @@ void configureRequest(RunRequest& request, const ParameterMap& parameters)
     case Op::Transpose: break;
     }
     configureBackends(request, reader);
+    request.customKernel = readCustomKernel(reader);
+    // Given a kernel, its variant is what runs unless --variant says otherwise.
+    if (request.customKernel && !reader.has(QStringLiteral("variant")))
+        request.gpu.variant = request.customKernel->variant().toStdString();
+}
+
+std::vector<ParameterInfo> customKernelParameterInfo()
+{
+    std::vector<ParameterInfo> parameters;
+    for (const ParameterInfo& p : backendParameterInfo())
+        if (kCustomKernelParameters.contains(p.name)) parameters.push_back(p);
+    return parameters;
+}
+
+std::optional<CustomKernel> customKernelFrom(const ParameterMap& parameters)
+{
+    return readCustomKernel(Reader(parameters));
 }
 
 } // namespace kl::app

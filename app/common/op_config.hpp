@@ -6,6 +6,7 @@
 #include <QMap>
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 namespace kl::app {
@@ -36,5 +37,12 @@ void loadInput(RunRequest& request, const ParameterMap& parameters);
 /// Throws kl::InvalidArgument naming the parameter and why (unknown name, bad value, a
 /// parameter that does not apply to the op) or kl::IoError for an unreadable kernel file.
 void configureRequest(RunRequest& request, const ParameterMap& parameters);
+
+/// The user-kernel parameters of backendParameterInfo(): kernel-source, kernel-name, block, tile,
+/// shared-bytes, kernel-timeout.
+std::vector<ParameterInfo> customKernelParameterInfo();
+/// The user kernel they give (the source read, its launch line and the options applied); nullopt
+/// without kernel-source. Throws like configureRequest.
+std::optional<CustomKernel> customKernelFrom(const ParameterMap& parameters);
 
 } // namespace kl::app

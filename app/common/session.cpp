@@ -4,6 +4,7 @@
 #include "kernellab/image.hpp"
 #include "kernellab/transpose.hpp"
 
+#include "custom_kernel.hpp"
 #include "names.hpp"
 #include "ops.hpp"
 
@@ -60,10 +61,17 @@ void validateRequest(const RunRequest& r)
     if (o.repetitions < 1) fail(QStringLiteral("repetitions: %1 must be at least 1").arg(o.repetitions));
     if (o.warmup < 0) fail(QStringLiteral("warmup: %1 must not be negative").arg(o.warmup));
     const QString variant = QString::fromStdString(o.variant);
-    const QStringList known = gpuVariants(r.op);
+    QStringList known = gpuVariants(r.op);
+    if (r.customKernel) {
+        gpu::validateLaunch(r.customKernel->launch);
+        if (!(r.customKernel->timeoutSeconds > 0)) fail(QStringLiteral("kernel-timeout: must be positive"));
+        known << r.customKernel->variant();
+    }
     if (variant != QLatin1String("auto") && !known.contains(variant))
         fail("variant: '" + variant + "' is not a " + toString(r.op) + " variant (auto, " +
-             known.join(QStringLiteral(", ")) + ")");
+             known.join(QStringLiteral(", ")) + ")" +
+             (isCustomVariant(o.variant) && !r.customKernel ? QStringLiteral("; a user kernel needs --kernel-source FILE")
+                                                            : QString()));
 }
 
 void runCpu(const RunRequest& r, const RunControl& control, BackendResult& out)
@@ -87,7 +95,8 @@ void runGpu(const RunRequest& r, const RunControl& control, gpu::Engine& engine,
 {
     gpu::RunOptions options = r.gpu;
     options.cancel = control.cancel;  // the engine stops between repetitions and chunks
-    gpu::GpuReport report = describe(r.op).runGpu(r, options, engine, out);
+    gpu::GpuReport report = isCustomVariant(options.variant) ? runCustomKernel(r, options, engine.device(), out)
+                                                             : describe(r.op).runGpu(r, options, engine, out);
     out.time = options.endToEnd ? report.total : report.kernel;
     out.gpu = std::move(report);
 }
@@ -135,9 +144,13 @@ Comparison compareHistograms(const HistogramResult& actual, const HistogramResul
     double sumAbs = 0, sumSquares = 0, peak = 0;
     auto add = [&](uint64_t a, uint64_t b) {
         const double diff = a > b ? double(a - b) : double(b - a);
+        if (diff > 0 && c.differing++ == 0) {
+            c.firstDiffering = c.elements;
+            c.firstActual = double(a);
+            c.firstReference = double(b);
+        }
         ++c.elements;
         if (diff > 0) {
-            ++c.differing;
             c.maxRelError = std::max(c.maxRelError, diff / std::max(double(b), 1e-30));
         }
         c.maxAbsError = std::max(c.maxAbsError, diff);
@@ -210,8 +223,18 @@ QStringList gpuVariants(Op op)
 
 std::vector<gpu::VariantInfo> gpuVariantInfo(Op op) { return gpu::variantInfo(toString(op).toStdString()); }
 
+std::vector<gpu::VariantInfo> gpuVariantInfo(const RunRequest& request)
+{
+    std::vector<gpu::VariantInfo> variants = gpuVariantInfo(request.op);
+    if (request.customKernel)
+        variants.push_back({request.customKernel->variant().toStdString(),
+                            "your kernel " + request.customKernel->entry + " (" + request.customKernel->launch.text() + ")"});
+    return variants;
+}
+
 QString whyNotApplicable(const RunRequest& request, const QString& variant, const gpu::DeviceInfo& device)
 {
+    if (isCustomVariant(variant.toStdString())) return whyCustomKernelCannotRun(request);
     return QString::fromStdString(describe(request.op).whyNotApplicable(request, variant.toStdString(), device));
 }
 
@@ -368,14 +391,49 @@ std::optional<Comparison> compareResults(const BackendResult& actual, const Back
     return std::nullopt;
 }
 
+namespace {
+
+/// "first at row 3, column 7, channel 1: 12 where the reference has 13".
+QString firstDifference(const BackendResult& reference, const Comparison& c)
+{
+    const uint64_t i = c.firstDiffering;
+    QString where;
+    if (reference.histogram) {
+        const HistogramResult& h = *reference.histogram;
+        const uint64_t perEntry = uint64_t(h.binning.bins) + 2;  // the bins, out of range, NaN
+        const uint64_t entry = i / perEntry, k = i % perEntry;
+        const QString label = QString::fromStdString(h.labels.at(size_t(entry)));
+        where = k < uint64_t(h.binning.bins) ? QStringLiteral("%1 bin %2").arg(label).arg(k)
+                                              : label + (k == perEntry - 2 ? QStringLiteral(" out-of-range count")
+                                                                           : QStringLiteral(" NaN count"));
+    } else if (!reference.image.empty()) {
+        const uint64_t channels = uint64_t(reference.image.channels()), rowElements = reference.image.cols * channels;
+        where = QStringLiteral("row %1, column %2, channel %3")
+                    .arg(i / rowElements)
+                    .arg(i % rowElements / channels)
+                    .arg(i % channels);
+    } else if (!reference.signal.empty()) {
+        where = QStringLiteral("channel %1, sample %2").arg(i / reference.signal.frames).arg(i % reference.signal.frames);
+    } else {
+        where = QStringLiteral("element %1").arg(i);
+    }
+    return QStringLiteral("first at %1: %2 where the reference has %3")
+        .arg(where)
+        .arg(c.firstActual, 0, 'g', 9)
+        .arg(c.firstReference, 0, 'g', 9);
+}
+
+} // namespace
+
 QString disagreement(const RunRequest& request, const BackendResult& actual, const BackendResult& reference,
                      const Comparison& c)
 {
     if (!c.shapeMatches) return QStringLiteral("the outputs differ in size, type or layout");
-    const QString counts = QStringLiteral("%1 of %2 elements differ, max |diff| %3")
+    const QString counts = QStringLiteral("%1 of %2 elements differ, max |diff| %3; %4")
                                .arg(c.differing)
                                .arg(c.elements)
-                               .arg(c.maxAbsError, 0, 'g', 6);
+                               .arg(c.maxAbsError, 0, 'g', 6)
+                               .arg(c.differing ? firstDifference(reference, c) : QString());
     const Agreement agreement = describe(request.op).agreement;
     if (agreement == Agreement::Identical) return c.differing == 0 ? QString() : counts + QStringLiteral(" (must be identical)");
     if (agreement == Agreement::Conv2dRule) {

@@ -7,6 +7,7 @@
 #include "kernellab/conv2d.hpp"
 #include "kernellab/error.hpp"
 #include "kernellab/gpu/engine.hpp"
+#include "kernellab/gpu/user_kernel.hpp"
 #include "kernellab/histogram.hpp"
 #include "kernellab/metrics.hpp"
 #include "kernellab/signal.hpp"
@@ -41,6 +42,17 @@ Backend parseBackend(const QString& name);
 /// "cpu-ref,cpu-opencv,gpu" -> list (throws kl::InvalidArgument naming the bad entry).
 std::vector<Backend> parseBackends(const QString& commaList);
 
+/// A user's own kernel (docs/custom-kernels.md), run as the GPU variant "custom:<entry>" in a
+/// worker process (custom_kernel.hpp).
+struct CustomKernel {
+    QString path;         ///< the file it came from ("" for an editor's unsaved text): diagnostics name it
+    std::string source;
+    std::string entry;    ///< the __global__ function to run
+    gpu::UserKernelLaunch launch;
+    double timeoutSeconds = 5;  ///< per launch; a kernel still running then is stopped
+    [[nodiscard]] QString variant() const { return QStringLiteral("custom:") + QString::fromStdString(entry); }
+};
+
 /// Everything one run needs. Exactly one of image/signal is the input (conv1d uses
 /// the signal; conv2d/histogram/transpose the image; transpose of a signal converts planar -> interleaved).
 struct RunRequest {
@@ -54,6 +66,8 @@ struct RunRequest {
     QJsonObject opParameters;          ///< preset name and parameters, as given (recorded in the report)
     std::vector<Backend> backends = {Backend::CpuReference, Backend::CpuOpenCV, Backend::Gpu};
     gpu::RunOptions gpu;
+    /// Set when the request carries a user kernel; gpu.variant may then be its variant().
+    std::optional<CustomKernel> customKernel;
     int cpuRepetitions = 3;
     int cpuWarmup = 1;                 ///< at least one untimed run always comes first (it allocates the outputs)
     int cpuThreads = hardwareThreads();  ///< threads of the CPU backends, 1..kMaxCpuThreads
@@ -132,6 +146,9 @@ double cpuGBs(const RunRequest& request, const BackendResult& result);
 double hostBandwidthPercent(const RunResult& run, const BackendResult& result);
 /// measureHostCopyBandwidthGBs(threads), measured once per process and thread count.
 double hostCopyBandwidthGBs(int threads);
+
+/// The variants of the request's op, and its user kernel's ("custom:<entry>") when it has one.
+std::vector<gpu::VariantInfo> gpuVariantInfo(const RunRequest& request);
 
 /// Why GPU variant `variant` cannot run `request` (its op, input and spec) on `device`; empty when
 /// it can ("auto" always can). Throws kl::InvalidArgument for an unknown variant or an invalid input.

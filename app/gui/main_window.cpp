@@ -1,8 +1,10 @@
 #include "main_window.hpp"
 
 #include "app_paths.hpp"
+#include "custom_kernel.hpp"
 #include "execution_panel.hpp"
 #include "histogram_panel.hpp"
+#include "kernel_source_panel.hpp"
 #include "operation_panel.hpp"
 #include "signal_view.hpp"
 #include "streams_panel.hpp"
@@ -170,6 +172,19 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
     rerun_.setInterval(kRerunDelayMs);
     connect(&rerun_, &QTimer::timeout, this, &MainWindow::runNow);
     connect(operation_, &OperationPanel::changed, this, &MainWindow::scheduleRun);
+    connect(operation_, &OperationPanel::changed, this, [this] { kernelSource_->setOp(operation_->op()); });
+    connect(kernelSource_, &KernelSourcePanel::compileRequested, this, &MainWindow::compileKernel);
+    connect(kernelSource_, &KernelSourcePanel::kernelChanged, this, [this] {
+        QString variant;
+        try {
+            if (const std::optional<app::CustomKernel> k = kernelSource_->customKernel();
+                k && kernelSource_->op() == operation_->op())
+                variant = k->variant();
+        } catch (const std::exception&) {
+            // no kernel in the text yet: no variant to offer
+        }
+        operation_->setCustomVariant(variant);
+    });
     connect(execution_, &ExecutionPanel::changed, this, &MainWindow::scheduleRun);
 
     connect(worker_, &RunWorker::progressed, this, [this](quint64 id, double fraction, const QString& what) {
@@ -332,6 +347,7 @@ void MainWindow::runNow()
     try {
         app::configureRequest(request, parameters);
         operation_->applyCustomKernel(request);
+        if (kernelSource_->op() == request.op) request.customKernel = kernelSource_->customKernel();
         // (The request holds a signal's shape only, not its samples, so signals are checked by the run.)
         const gpu::Engine* engine = request.image.empty() ? nullptr : app::sharedEngine();
         if (engine) operation_->showVariantApplicability(request, engine->device());
@@ -351,6 +367,40 @@ void MainWindow::runNow()
                 .arg(app::toString(operation_->op()), fileLabel(input_.name), joinParameters(parameters)));
     setProgress(true, 0, tr("starting"));
     statusBar()->showMessage(tr("Running %1…").arg(app::toString(operation_->op())));
+}
+
+bool MainWindow::compileKernel()
+{
+    showPanel(QStringLiteral("kernel"));
+    kernelSource_->setOp(operation_->op());
+    try {
+        // The kernel's kl::In and kl::Out are the current input's and op's; f32 before any input.
+        app::RunRequest request;
+        request.op = operation_->op();
+        request.image = input_.image.empty() ? cv::Mat(1, 1, CV_32F) : input_.image;
+        if (!input_.empty()) {
+            if (input_.signal) request.signal = Signal(input_.signal->channels, 0, input_.signal->sampleRate);
+            app::ParameterMap parameters = operation_->parameters();
+            parameters.insert(execution_->parameters());
+            parameters.remove(QStringLiteral("variant"));
+            app::configureRequest(request, parameters);
+            operation_->applyCustomKernel(request);
+        }
+        request.customKernel = kernelSource_->kernel();
+        const gpu::Engine* engine = app::sharedEngine();
+        const std::string arch = engine ? gpu::archOf(engine->device()) : std::string("sm_90");
+        const gpu::UserKernelSource source = app::userKernelSource(request);
+        const gpu::UserKernelBinary binary = gpu::compileUserKernel(source, arch);
+        kernelSource_->showBuild(binary, QStringLiteral("%1, kl::In = %2").arg(QString::fromStdString(arch),
+                                                                                QString::fromStdString(depthName(source.inputDepth))));
+        logLine(binary.ok ? tr("Kernel %1 compiles for %2").arg(QString::fromStdString(source.entry), QString::fromStdString(arch))
+                          : tr("Kernel %1 does not compile:\n%2").arg(QString::fromStdString(source.entry),
+                                                                      QString::fromStdString(binary.diagnosticsText()).trimmed()));
+        return binary.ok;
+    } catch (const std::exception& e) {
+        kernelSource_->showError(tr("Not compiled: %1").arg(QString::fromUtf8(e.what())));
+        return false;
+    }
 }
 
 void MainWindow::cancelRun()

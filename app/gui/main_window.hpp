@@ -23,6 +23,7 @@ namespace kl::gui {
 
 class ExecutionPanel;
 class HistogramPanel;
+class KernelSourcePanel;
 class OperationPanel;
 class SignalView;
 class StreamsPanel;
@@ -53,6 +54,9 @@ public:
     void runNow();
     /// Cancels the run in flight (Esc).
     void cancelRun();
+    /// Compiles the Kernel source dock's text for the current op, input depth and GPU (sm_90
+    /// without one) and lists the messages there (Ctrl+B); true when it compiles.
+    bool compileKernel();
     /// Writes the shown CPU or GPU output as the CLI's --output does (output_files.hpp: an image,
     /// a signal or a histogram CSV, by the op and the path's extension); false, with the error in
     /// the status bar and log, when there is none or it cannot be written.
@@ -61,7 +65,7 @@ public:
     bool saveReport(const QString& path);
     bool saveWidgetPng(QWidget* widget, const QString& path);
 
-    /// Brings a panel to the front: "operation", "execution", "timings", "streams", "histogram" or "log".
+    /// Brings a panel to the front: "operation", "execution", "timings", "streams", "histogram", "log" or "kernel".
     bool showPanel(const QString& name);
     /// Loading, running, or a re-run pending.
     [[nodiscard]] bool isBusy() const;
@@ -73,6 +77,7 @@ public:
     [[nodiscard]] TimingsPanel* timingsPanel() const { return timings_; }
     [[nodiscard]] StreamsPanel* streamsPanel() const { return streams_; }
     [[nodiscard]] HistogramPanel* histogramPanel() const { return histogram_; }
+    [[nodiscard]] KernelSourcePanel* kernelSourcePanel() const { return kernelSource_; }
     [[nodiscard]] RunWorker* worker() const { return worker_; }
     /// The last outcome shown (null before the first run finishes).
     [[nodiscard]] std::shared_ptr<const RunOutcome> lastOutcome() const { return outcome_; }
@@ -122,6 +127,7 @@ private:
     TimingsPanel* timings_ = nullptr;
     StreamsPanel* streams_ = nullptr;
     HistogramPanel* histogram_ = nullptr;
+    KernelSourcePanel* kernelSource_ = nullptr;
     QPlainTextEdit* log_ = nullptr;
     QStackedWidget* views_ = nullptr;  ///< the image grid or the signal view
     QProgressBar* progress_ = nullptr;

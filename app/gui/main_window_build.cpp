@@ -6,6 +6,7 @@
 #include "execution_panel.hpp"
 #include "generate_dialog.hpp"
 #include "histogram_panel.hpp"
+#include "kernel_source_panel.hpp"
 #include "operation_panel.hpp"
 #include "streams_panel.hpp"
 #include "timings_panel.hpp"
@@ -50,6 +51,7 @@ void MainWindow::buildDocks()
     timings_ = new TimingsPanel;
     streams_ = new StreamsPanel;
     histogram_ = new HistogramPanel;
+    kernelSource_ = new KernelSourcePanel;
     log_ = new QPlainTextEdit;
     log_->setReadOnly(true);
     log_->setMaximumBlockCount(2000);  // the last few hundred runs; the soak test holds memory to this
@@ -81,9 +83,11 @@ void MainWindow::buildDocks()
     QDockWidget* streamsDock = dock(tr("Streams"), QStringLiteral("streamsDock"), streams_, Qt::BottomDockWidgetArea);
     QDockWidget* histogramDock = dock(tr("Histogram"), QStringLiteral("histogramDock"), histogram_, Qt::BottomDockWidgetArea);
     QDockWidget* logDock = dock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
+    QDockWidget* kernelDock = dock(tr("Kernel source"), QStringLiteral("kernelDock"), kernelSource_, Qt::BottomDockWidgetArea);
     tabifyDockWidget(timingsDock, streamsDock);
     tabifyDockWidget(streamsDock, histogramDock);
     tabifyDockWidget(histogramDock, logDock);
+    tabifyDockWidget(logDock, kernelDock);
     timingsDock->raise();
     resizeDocks({timingsDock}, {280}, Qt::Vertical);
     resizeDocks({operationDock, executionDock}, {600, 300}, Qt::Vertical);
@@ -132,6 +136,11 @@ void MainWindow::buildActions()
     runAction->setShortcut(QKeySequence(Qt::Key_F5));
     QAction* cancel = run->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), this, &MainWindow::cancelRun);
     cancel->setShortcut(QKeySequence(Qt::Key_Escape));
+
+    QMenu* kernel = menuBar()->addMenu(tr("&Kernel"));
+    QAction* compile = kernel->addAction(tr("&Compile"), this, &MainWindow::compileKernel);
+    compile->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    kernel->addAction(tr("&Edit your own kernel"), this, [this] { showPanel(QStringLiteral("kernel")); });
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QAction* fit = view->addAction(tr("&Fit"), this, [this] { images_->sync()->fit(); });

@@ -345,16 +345,28 @@ void OperationPanel::updateVariants()
         variant_->addItem(QString::fromStdString(v.name));
         variant_->setItemData(variant_->count() - 1, QString::fromStdString(v.description), Qt::ToolTipRole);
     }
+    if (!customVariant_.isEmpty()) {
+        variant_->addItem(customVariant_);
+        variant_->setItemData(variant_->count() - 1, tr("your kernel, from the Kernel source dock"), Qt::ToolTipRole);
+    }
     variant_->setCurrentIndex(std::max(0, variant_->findText(current)));
+}
+
+void OperationPanel::setCustomVariant(const QString& variant)
+{
+    if (variant == customVariant_) return;
+    customVariant_ = variant;
+    updateVariants();
 }
 
 void OperationPanel::showVariantApplicability(const app::RunRequest& request, const gpu::DeviceInfo& device)
 {
     if (request.op != op()) return;
     auto* model = qobject_cast<QStandardItemModel*>(variant_->model());
-    const std::vector<gpu::VariantInfo> variants = app::gpuVariantInfo(op());
-    for (const gpu::VariantInfo& v : variants) {
-        QStandardItem* item = model->item(variant_->findText(QString::fromStdString(v.name)));
+    for (const gpu::VariantInfo& v : app::gpuVariantInfo(request)) {
+        const int index = variant_->findText(QString::fromStdString(v.name));
+        if (index < 0) continue;  // a user kernel the panel does not offer (yet)
+        QStandardItem* item = model->item(index);
         const QString reason = app::whyNotApplicable(request, item->text(), device);
         item->setEnabled(reason.isEmpty());
         item->setToolTip(reason.isEmpty() ? QString::fromStdString(v.description) : tr("Not for this input: %1").arg(reason));

@@ -43,6 +43,9 @@ public:
     /// Disables the GPU variants that cannot run `request` on `device`, each with the reason as its
     /// tooltip (the others keep their descriptions).
     void showVariantApplicability(const app::RunRequest& request, const gpu::DeviceInfo& device);
+    /// Offers a user kernel's variant ("custom:<name>", Kernel source dock) after the built-in ones;
+    /// empty: none.
+    void setCustomVariant(const QString& variant);
     [[nodiscard]] KernelEditor* kernelEditor() const { return kernel2d_; }
 
 signals:
@@ -97,6 +100,7 @@ private:
     QCheckBox* luminance_ = nullptr;
     // GPU
     QComboBox* variant_ = nullptr;
+    QString customVariant_;
     QCheckBox* compareVariants_ = nullptr;
 };
 

@@ -178,7 +178,7 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
     const bool gpuAvailable = gpu::gpuStatus().available;
     const bool imageInput = !request.image.empty();
     const bool panelHistograms = job.histograms && imageInput && request.op != app::Op::Histogram;
-    const std::vector<gpu::VariantInfo> variants = app::gpuVariantInfo(request.op);
+    const std::vector<gpu::VariantInfo> variants = app::gpuVariantInfo(request);
     const std::vector<int> scalingThreads = job.threadScaling ? threadScalingCounts(hardwareThreads()) : std::vector<int>();
 
     // Progress is shared evenly among the runs this job may make.

@@ -30,8 +30,12 @@ public:
     void add(double actual, double reference)
     {
         const double diff = elementDifference(actual, reference);
+        if (diff > 0 && differing_++ == 0) {
+            firstIndex_ = elements_;
+            firstActual_ = actual;
+            firstReference_ = reference;
+        }
         ++elements_;
-        if (diff > 0) ++differing_;
         maxAbs_ = std::max(maxAbs_, diff);
         sumAbs_ += diff;
         sumSquares_ += diff * diff;
@@ -46,6 +50,9 @@ public:
         Comparison c;
         c.elements = elements_;
         c.differing = differing_;
+        c.firstDiffering = firstIndex_;
+        c.firstActual = firstActual_;
+        c.firstReference = firstReference_;
         c.maxAbsError = maxAbs_;
         c.meanAbsError = elements_ ? sumAbs_ / double(elements_) : 0.0;
         c.maxRelError = maxRel_;
@@ -57,7 +64,8 @@ public:
     }
 
 private:
-    uint64_t elements_ = 0, differing_ = 0;
+    uint64_t elements_ = 0, differing_ = 0, firstIndex_ = 0;
+    double firstActual_ = 0, firstReference_ = 0;
     double maxAbs_ = 0, sumAbs_ = 0, sumSquares_ = 0, maxRel_ = 0, maxReference_ = 0;
 };
 

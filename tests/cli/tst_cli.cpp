@@ -35,6 +35,19 @@ using kltest::runCli;
 
 QString sample(const char* name) { return QString::fromStdString(kltest::samplePath(name)); }
 
+QString readTemplate(const QString& op, const QString& name)
+{
+    return kltest::runCli({"template", "--op", op, "--name", name}).out;
+}
+
+/// A template written to a file of its own (kernellab-cli template's output).
+QString templateFile(const QString& op, const QString& name)
+{
+    const QString path = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/%1_%2.cu").arg(op, name);
+    kltest::writeFile(path.toStdString(), readTemplate(op, name).toStdString());
+    return path;
+}
+
 /// The GPU status as the CLI sees it (the tests do not link the CUDA engine).
 QJsonObject gpuStatus()
 {
@@ -206,6 +219,18 @@ private slots:
         QTest::newRow("bench cpu-threads") << QStringList{"bench", "--quick", "--cpu-threads", "0"}
                                            << "cpu-threads: 0 is not in 1..1024";
         QTest::newRow("sweep bad range") << QStringList{"sweep", "--from", "12", "--to", "10"} << "need from <= to";
+        QTest::newRow("block without a kernel") << QStringList{"run", "--block", "32x8", "--input", camera}
+                                                << "block: applies to a user kernel only (--kernel-source FILE)";
+        QTest::newRow("custom variant without a kernel")
+            << QStringList{"run", "--backends", "cpu-ref", "--variant", "custom:mine", "--input", camera}
+            << "a user kernel needs --kernel-source FILE";
+        QTest::newRow("missing kernel source") << QStringList{"run", "--kernel-source", "/nonexistent/k.cu", "--input", camera}
+                                               << "kernel-source: cannot read /nonexistent/k.cu";
+        QTest::newRow("unknown template") << QStringList{"template", "--op", "histogram", "--name", "magic"}
+                                          << "template: 'magic' is not a histogram template (global-atomics, shared)";
+        QTest::newRow("compile unknown arch") << QStringList{"compile", "--op", "transpose", "--kernel-source",
+                                                             templateFile("transpose", "naive"), "--arch", "sm_20"}
+                                              << "arch: 'sm_20' is not one NVRTC compiles for";
     }
 
     void badArgumentsExitTwoWithTheReason()
@@ -648,6 +673,54 @@ private slots:
         const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
         QCOMPARE(lines.size(), 4);
         QVERIFY(lines[1].startsWith(QStringLiteral("8,256,16,16,")));
+    }
+
+    /// What CI can check of users' kernels without a GPU: every template compiles for the oldest
+    /// and the newest architecture the project targets.
+    void everyTemplateCompiles()
+    {
+        const CliRun list = runCli({"template", "--list"});
+        QVERIFY2(list.exitCode == 0, describe(list));
+        const QStringList rows = list.out.trimmed().split(QLatin1Char('\n')).mid(2);
+        QCOMPARE(rows.size(), 7);
+        for (const QString& row : rows) {
+            const QStringList fields = row.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+            const QString source = templateFile(fields[0], fields[1]);
+            for (const char* arch : {"sm_75", "sm_90"}) {
+                const CliRun run = runCli({"compile", "--op", fields[0], "--kernel-source", source, "--arch", arch});
+                QVERIFY2(run.exitCode == 0, describe(run));
+                QVERIFY2(run.out.contains(QStringLiteral("compiles for %1").arg(QLatin1String(arch))), describe(run));
+            }
+        }
+    }
+
+    void aCompileErrorNamesItsLine()
+    {
+        QStringList lines = readTemplate("conv2d", "naive").split(QLatin1Char('\n'));
+        const int broken = lines.indexOf(QRegularExpression(QStringLiteral(".*rowSum \\+= .*"))) + 1;
+        QVERIFY(broken > 0);
+        lines[broken - 1].replace(QStringLiteral("rowSum +="), QStringLiteral("rowSum +== "));
+        const QString path = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/broken.cu");
+        kltest::writeFile(path.toStdString(), lines.join(QLatin1Char('\n')).toStdString());
+        const CliRun run = runCli({"compile", "--op", "conv2d", "--kernel-source", path, "--arch", "sm_90"});
+        QVERIFY2(run.exitCode == 2, describe(run));
+        QVERIFY2(run.err.contains(QStringLiteral("%1:%2:").arg(path).arg(broken)) && run.err.contains(QStringLiteral("error:")),
+                 describe(run));
+    }
+
+    void aKernelOffTheContractIsExplained()
+    {
+        QString text = readTemplate("transpose", "naive");
+        text.replace(QStringLiteral("(kl::TransposeArgs a)"), QStringLiteral("(kl::TransposeArgs a, int rowsPerThread)"));
+        const QString path = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/mine.cu");
+        kltest::writeFile(path.toStdString(), text.toStdString());
+        const CliRun run = runCli({"compile", "--op", "transpose", "--kernel-source", path});
+        QVERIFY2(run.exitCode == 2, describe(run));
+        QVERIFY2(run.err.contains(QStringLiteral("'transpose_naive' does not match the transpose entry point "
+                                                 "__global__ void transpose_naive(kl::TransposeArgs args)")),
+                 describe(run));
+        const CliRun missing = runCli({"compile", "--op", "transpose", "--kernel-source", path, "--kernel-name", "other"});
+        QVERIFY2(missing.exitCode == 2 && missing.err.contains(QStringLiteral("no kernel named 'other'")), describe(missing));
     }
 
     void interruptStopsCleanlyWithExit130()

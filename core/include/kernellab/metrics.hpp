@@ -18,6 +18,10 @@ struct Comparison {
     double normRelError = 0;  ///< max |a - b| / max |b|  (the tests' f32 criterion)
     double psnr = 0;          ///< dB against the depth's peak (255, 65535, or max |b| for f32); +inf when equal
     uint64_t differing = 0;   ///< elements with a != b
+    /// Where the first differing element is (an index in storage order: images row by row with
+    /// channels interleaved, signals channel by channel) and its two values; 0 when none differ.
+    uint64_t firstDiffering = 0;
+    double firstActual = 0, firstReference = 0;
     uint64_t elements = 0;
     bool shapeMatches = true; ///< false: sizes/types differ, other fields are meaningless
 };

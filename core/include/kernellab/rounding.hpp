@@ -4,27 +4,33 @@
 // depth's range. NaN becomes 0.
 #include "kernellab/host_device.hpp"
 
+#ifndef __CUDACC_RTC__
 #include <cmath>
-#include <cstdint>
-#include <type_traits>
+#endif
 
 namespace kl {
 
+// unsigned char / unsigned short are uint8_t / uint16_t, spelled so that NVRTC needs no <cstdint>.
 template <typename T> struct OutputLimits;
-template <> struct OutputLimits<uint8_t> { static constexpr float lo = 0.f, hi = 255.f; };
-template <> struct OutputLimits<uint16_t> { static constexpr float lo = 0.f, hi = 65535.f; };
+template <> struct OutputLimits<unsigned char> { static constexpr float lo = 0.f, hi = 255.f; };
+template <> struct OutputLimits<unsigned short> { static constexpr float lo = 0.f, hi = 65535.f; };
+
+namespace detail {
+template <typename T> struct IsFloat { static constexpr bool value = false; };
+template <> struct IsFloat<float> { static constexpr bool value = true; };
+} // namespace detail
 
 #ifdef __CUDA_ARCH__
 namespace detail {
 /// cvt.rni.sat is this rule in one instruction: round to nearest even, saturate to the
 /// destination's range, NaN to 0 (a clamp and F2I took four, F2I at a quarter of the rate).
-__device__ inline uint8_t roundSaturate(float v, uint8_t)
+__device__ inline unsigned char roundSaturate(float v, unsigned char)
 {
     unsigned short r;
     asm("cvt.rni.sat.u8.f32 %0, %1;" : "=h"(r) : "f"(v));
-    return uint8_t(r);
+    return static_cast<unsigned char>(r);
 }
-__device__ inline uint16_t roundSaturate(float v, uint16_t)
+__device__ inline unsigned short roundSaturate(float v, unsigned short)
 {
     unsigned short r;
     asm("cvt.rni.sat.u16.f32 %0, %1;" : "=h"(r) : "f"(v));
@@ -36,7 +42,7 @@ __device__ inline uint16_t roundSaturate(float v, uint16_t)
 /// Converts an accumulated value to the output type T (uint8_t, uint16_t or float).
 template <typename T> KL_HD inline T saturateRound(float v)
 {
-    if constexpr (std::is_same<T, float>::value) {
+    if constexpr (detail::IsFloat<T>::value) {
         return v;
     } else {
 #ifdef __CUDA_ARCH__

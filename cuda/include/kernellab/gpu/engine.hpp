@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,16 @@ struct TimelineEntry {
     double startMs = 0, endMs = 0;
 };
 
+/// Registers, shared memory and occupancy of a user kernel at its launch (user_kernel.hpp).
+struct KernelResources {
+    int registers = 0;
+    int staticSharedBytes = 0, dynamicSharedBytes = 0, localBytes = 0;
+    int blockThreads = 0;
+    int activeBlocksPerSM = 0;  ///< cudaOccupancyMaxActiveBlocksPerMultiprocessor
+    double occupancy = 0;       ///< active threads per SM / the SM's maximum
+    int gridX = 0, gridY = 0;
+};
+
 /// What one run measured. Kernel-only time is `kernel`; end-to-end is `total`
 /// (H2D + kernel + D2H, overlapped across streams when streams > 1).
 struct GpuReport {
@@ -117,6 +128,7 @@ struct GpuReport {
     uint64_t bytesH2D = 0, bytesD2H = 0;
     uint64_t kernelBytes = 0;  ///< bytes a kernel must move in device memory (documented per op)
     double kernelFlops = 0;    ///< 0 where FLOP/s means nothing (histogram, transpose)
+    std::optional<KernelResources> resources;  ///< user kernels: registers, shared memory, occupancy
     [[nodiscard]] double kernelGBs() const;      ///< kernelBytes / median kernel time, GB = 1e9
     [[nodiscard]] double kernelGFlops() const;   ///< 0 when kernelFlops is 0
     [[nodiscard]] double endToEndGBs() const;    ///< (bytesH2D + bytesD2H) / median total time
