@@ -119,9 +119,11 @@ gpu::UserKernelOutcome runInWorker(const gpu::UserKernelJob& job, const std::ato
 
     QProcess worker;
     worker.setProcessChannelMode(QProcess::ForwardedOutputChannel);  // its stdout is the user kernel's printf
-    worker.start(workerExecutable(), {dir.path()});
+    QStringList command = QProcess::splitCommand(qEnvironmentVariable(kWorkerWrapperVariable));
+    command << workerExecutable() << dir.path();
+    worker.start(command.takeFirst(), command);
     if (!worker.waitForStarted())
-        throw std::runtime_error("cannot start the kernel worker " + workerExecutable().toStdString() + ": " +
+        throw std::runtime_error("cannot start the kernel worker (" + worker.program().toStdString() + "): " +
                                  worker.errorString().toStdString());
     const double launches = 1 + job.warmup + job.repetitions;
     const qint64 deadlineMs = kWorkerAllowanceMs + qint64(job.timeoutSeconds * 1000 * launches);

@@ -11,6 +11,10 @@
 
 namespace kl::app {
 
+/// The environment variable naming a command to run the worker under, e.g.
+/// "compute-sanitizer --tool memcheck --log-file memcheck.%p.txt": the user kernel is checked by it.
+inline constexpr const char* kWorkerWrapperVariable = "KERNELLAB_WORKER_WRAPPER";
+
 /// Whether `variant` names a user kernel ("custom:<entry>").
 bool isCustomVariant(const std::string& variant);
 /// The source as the request compiles it: its op, the input's depth as kl::In, the op's output

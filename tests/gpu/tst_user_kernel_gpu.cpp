@@ -88,8 +88,9 @@ private slots:
         for (int depth : {CV_8U, CV_16U, CV_32F})
             for (int channels : {1, 3, 4}) {
                 app::RunRequest r = imageRequest(appOp, kltest::randomImage(131, 257, depth, channels, ++seed), kernel);
-                const std::vector<BorderMode> borders =
-                    appOp == app::Op::Conv2D ? allBorderModes() : std::vector<BorderMode>{BorderMode::Reflect101};
+                // Every border once (on u16, 3 channels); the default elsewhere.
+                const bool everyBorder = appOp == app::Op::Conv2D && depth == CV_16U && channels == 3;
+                const std::vector<BorderMode> borders = everyBorder ? allBorderModes() : std::vector<BorderMode>{BorderMode::Reflect101};
                 // 5 wide, 3 tall and lopsided: a kernel read upside down or transposed shows.
                 r.conv2d.kernel = (cv::Mat_<float>(3, 5) << 0.05f, 0.1f, -0.02f, 0.2f, 0.01f, 0.1f, 0.3f, 0.07f, -0.1f,
                                    0.02f, 0.03f, 0.04f, 0.15f, 0.05f, 0.0f);

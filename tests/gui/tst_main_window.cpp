@@ -5,6 +5,7 @@
 #include "histogram_panel.hpp"
 #include "image_grid.hpp"
 #include "kernel_editor.hpp"
+#include "kernel_source_panel.hpp"
 #include "main_window.hpp"
 #include "operation_panel.hpp"
 #include "output_files.hpp"
@@ -34,7 +35,11 @@
 #include <QTableWidget>
 #include <QAction>
 #include <QComboBox>
+#include <QCheckBox>
+#include <QListWidget>
+#include <QRegularExpression>
 #include <QStandardItemModel>
+#include <QLabel>
 #include <QtTest>
 
 using kl::app::Backend;
@@ -146,6 +151,7 @@ private slots:
     void variantComboExplainsApplicability();
     void timelineDrawsEveryEntry();
     void gpuComparisonsAndTimeline();
+    void kernelSourceCompilesFixesAndRuns();
 };
 
 void TestMainWindow::imageConv2DViewsHoldTheEngineOutputs()
@@ -747,6 +753,59 @@ void TestMainWindow::gpuComparisonsAndTimeline()
     QVERIFY2(summary.contains(QLatin1String("1 chunk(s): 512.0 KiB in and out")), qPrintable(summary));
     // With one chunk nothing overlaps: the limit is the one-stream run's stages end to end.
     QVERIFY2(summary.contains(QLatin1String("Physical limit for 1 chunk(s)")), qPrintable(summary));
+}
+
+/// The Kernel source dock as a student uses it: a template with a mistake, Compile lists the
+/// error at its line and a click goes there; fixed, it compiles and is offered as a variant; on a
+/// GPU it runs, agrees with the CPU and lands in the timings table.
+void TestMainWindow::kernelSourceCompilesFixesAndRuns()
+{
+    OpenWindow w(smallImage());
+    QVERIFY(settles(w.window, w.finished));
+    w.window.operationPanel()->setOp(kl::app::Op::Transpose);
+    kl::gui::KernelSourcePanel* panel = w.window.kernelSourcePanel();
+    QVERIFY(panel->op() == kl::app::Op::Transpose);
+    panel->loadTemplate(QStringLiteral("tiled"));
+    const QString good = panel->editor()->toPlainText();
+    QStringList lines = good.split(QLatin1Char('\n'));
+    const int broken = int(lines.indexOf(QRegularExpression(QStringLiteral(".*__syncthreads.*")))) + 1;
+    QVERIFY(broken > 0);
+    lines[broken - 1].replace(QStringLiteral("__syncthreads();"), QStringLiteral("__syncthreads(); tile_count = 1;"));
+    panel->editor()->setPlainText(lines.join(QLatin1Char('\n')));
+
+    QVERIFY(!w.window.compileKernel());
+    QVERIFY(panel->diagnostics()->count() > 0);
+    const QString first = panel->diagnostics()->item(0)->text();
+    QVERIFY2(first.startsWith(QStringLiteral("kernel.cu:%1:").arg(broken)) && first.contains(QLatin1String("tile_count")),
+             qPrintable(first));
+    panel->diagnostics()->setCurrentRow(0);
+    QCOMPARE(panel->editor()->textCursor().blockNumber(), broken - 1);
+
+    panel->editor()->setPlainText(good);
+    QVERIFY(w.window.compileKernel());
+    QVERIFY2(panel->status()->text().startsWith(QLatin1String("Compiles for")), qPrintable(panel->status()->text()));
+    panel->useInRuns()->setChecked(true);
+    QComboBox* variants = nullptr;
+    for (QComboBox* c : w.window.operationPanel()->findChildren<QComboBox*>())
+        if (c->findText(QStringLiteral("custom:transpose_tiled")) >= 0) variants = c;
+    QVERIFY2(variants, "the kernel is not offered as a GPU variant");
+
+    if (!gpuAvailable()) QSKIP("running it needs a CUDA GPU (compiling did not)");
+    variants->setCurrentIndex(variants->findText(QStringLiteral("custom:transpose_tiled")));
+    w.window.executionPanel()->setBackends({Backend::CpuReference, Backend::Gpu});
+    w.window.runNow();
+    QVERIFY(settles(w.window, w.finished, w.finished.count() + 1));
+    const kl::app::BackendResult* gpu = w.window.lastOutcome()->main.find(Backend::Gpu);
+    QVERIFY2(gpu && gpu->ok(), gpu ? qPrintable(gpu->error) : "no gpu result");
+    QCOMPARE(gpu->gpu->variant, std::string("custom:transpose_tiled"));
+    for (const kl::app::BackendComparison& c : w.window.lastOutcome()->main.comparisons)
+        QVERIFY2(c.disagreement.isEmpty(), qPrintable(c.disagreement));
+    bool listed = false;
+    const QTableWidget* table = w.window.timingsPanel()->table();
+    for (int r = 0; r < table->rowCount(); ++r)
+        for (int c = 0; c < table->columnCount(); ++c)
+            listed = listed || (table->item(r, c) && table->item(r, c)->text().contains(QLatin1String("custom:transpose_tiled")));
+    QVERIFY2(listed, "the run is not in the timings table");
 }
 
 QTEST_MAIN(TestMainWindow)
