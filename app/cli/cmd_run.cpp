@@ -47,9 +47,10 @@ QString resultLine(const app::RunRequest& request, const app::BackendResult& r)
                     .arg(g.streams)
                     .arg(formatMs(g.kernel.medianMs), formatRate(g.kernelGBs()));
         if (request.gpu.endToEnd)
-            line += QStringLiteral("; h2d %1 + d2h %2 ms, end to end %3 ms (%4)")
-                        .arg(formatMs(g.h2d.medianMs), formatMs(g.d2h.medianMs), formatMs(g.total.medianMs),
-                             QString::fromStdString(g.launch));
+            line += QStringLiteral("; h2d %1 + d2h %2 ms, end to end %3 ms").arg(formatMs(g.h2d.medianMs), formatMs(g.d2h.medianMs),
+                                                                                 formatMs(g.total.medianMs));
+        // How it was launched: end to end for the built-in variants; always for a user kernel (its occupancy).
+        if (request.gpu.endToEnd || g.resources) line += QStringLiteral(" (%1)").arg(QString::fromStdString(g.launch));
     }
     return line;
 }

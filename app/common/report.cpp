@@ -65,6 +65,30 @@ QJsonObject inputJson(const RunRequest& r)
     return input;
 }
 
+QJsonObject resourcesJson(const gpu::KernelResources& r)
+{
+    return {{QStringLiteral("registers"), r.registers},
+            {QStringLiteral("static_shared_bytes"), r.staticSharedBytes},
+            {QStringLiteral("dynamic_shared_bytes"), r.dynamicSharedBytes},
+            {QStringLiteral("local_bytes"), r.localBytes},
+            {QStringLiteral("block_threads"), r.blockThreads},
+            {QStringLiteral("grid"), QJsonArray{r.gridX, r.gridY}},
+            {QStringLiteral("active_blocks_per_sm"), r.activeBlocksPerSM},
+            {QStringLiteral("occupancy"), r.occupancy}};
+}
+
+QJsonValue customKernelJson(const RunRequest& r)
+{
+    if (!r.customKernel) return QJsonValue(QJsonValue::Null);
+    const CustomKernel& k = *r.customKernel;
+    return QJsonObject{{QStringLiteral("source"), k.path.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(k.path)},
+                       {QStringLiteral("entry"), QString::fromStdString(k.entry)},
+                       {QStringLiteral("block"), QJsonArray{k.launch.blockX, k.launch.blockY}},
+                       {QStringLiteral("tile"), QJsonArray{k.launch.tileWidth(), k.launch.tileHeight()}},
+                       {QStringLiteral("shared_bytes"), k.launch.sharedBytes},
+                       {QStringLiteral("timeout_s"), k.timeoutSeconds}};
+}
+
 QJsonObject optionsJson(const RunRequest& r)
 {
     QJsonArray backends;
@@ -83,6 +107,7 @@ QJsonObject optionsJson(const RunRequest& r)
                      {QStringLiteral("graph"), r.gpu.graph},
                      {QStringLiteral("timing"), r.gpu.endToEnd ? QStringLiteral("end-to-end") : QStringLiteral("kernel-only")}}},
         {QStringLiteral("measure_roofs"), r.measureRoofs},
+        {QStringLiteral("custom_kernel"), customKernelJson(r)},
     };
 }
 
@@ -192,6 +217,7 @@ QJsonObject toJson(const gpu::GpuReport& g, double copyBandwidthGBs)
         {QStringLiteral("end_to_end_gbs"), positiveOrNull(g.endToEndGBs())},
         {QStringLiteral("kernel_gflops"), positiveOrNull(g.kernelGFlops())},
         {QStringLiteral("timeline"), timeline},
+        {QStringLiteral("kernel_resources"), g.resources ? QJsonValue(resourcesJson(*g.resources)) : QJsonValue(QJsonValue::Null)},
     };
 }
 

@@ -266,6 +266,8 @@ void TimingsPanel::showOutcome(const RunOutcome& outcome)
             continue;
         }
         const gpu::GpuReport& g = *r.gpu;
+        // How it ran: chunks and streams, or a user kernel's grid, registers and occupancy.
+        table_->item(i, BackendColumn)->setToolTip(QString::fromStdString(g.launch));
         const bool endToEnd = g.total.medianMs > 0;
         if (endToEnd) {
             table_->setItem(i, H2DColumn, cell(ms(g.h2d.medianMs)));
