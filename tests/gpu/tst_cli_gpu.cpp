@@ -240,6 +240,43 @@ private slots:
             }
     }
 
+    /// A user kernel from a template file: run reports it as its variant with its resources and
+    /// agrees with the CPU; bench gives it rows beside the built-in variants, on one stream only.
+    void userKernelRunsAndBenches()
+    {
+        const QString dir = QString::fromStdString(kltest::tempDir());
+        const QString source = dir + QStringLiteral("/tiled.cu");
+        const CliRun printed = runCli({"template", "--op", "transpose", "--name", "tiled"});
+        QVERIFY2(printed.exitCode == 0, describe(printed));
+        kltest::writeFile(source.toStdString(), printed.out.toStdString());
+
+        const QJsonObject report = runOnGpuWith({"--op", "transpose", "--input", sample("coffee.png")},
+                                                {"--kernel-source", source});
+        QVERIFY(!report.isEmpty());
+        const QJsonObject gpu = backendResult(report, QStringLiteral("gpu"))[QStringLiteral("gpu")].toObject();
+        QCOMPARE(gpu[QStringLiteral("variant")].toString(), QStringLiteral("custom:transpose_tiled"));
+        const QJsonObject resources = gpu[QStringLiteral("kernel_resources")].toObject();
+        QVERIFY(resources[QStringLiteral("registers")].toInt() > 0);
+        QCOMPARE(resources[QStringLiteral("static_shared_bytes")].toInt(), 32 * 32 * 4);  // 32 x 32 pixels of up to 4 u8 channels
+        QVERIFY(resources[QStringLiteral("active_blocks_per_sm")].toInt() > 0);
+        QCOMPARE(report[QStringLiteral("options")].toObject()[QStringLiteral("custom_kernel")].toObject()[QStringLiteral("entry")].toString(),
+                 QStringLiteral("transpose_tiled"));
+
+        const CliRun bench = runCli({"bench", "--quick", "--require-gpu", "--ops", "transpose", "--depths", "u8",
+                                     "--kernel-source", source, "--variants", "custom:transpose_tiled,optimized",
+                                     "--out-dir", dir});
+        QVERIFY2(bench.exitCode == 0, describe(bench));
+        int customRows = 0;
+        for (const QJsonValue& value : readJson(dir + QStringLiteral("/kernellab-bench.json"))[QStringLiteral("rows")].toArray()) {
+            const QJsonObject row = value.toObject();
+            if (row[QStringLiteral("variant")].toString() != QLatin1String("custom:transpose_tiled")) continue;
+            ++customRows;
+            QVERIFY2(row[QStringLiteral("ok")].toBool(), qPrintable(row[QStringLiteral("error")].toString()));
+            QCOMPARE(row[QStringLiteral("streams")].toInt(), 1);
+        }
+        QCOMPARE(customRows, 2);  // pageable and pinned (not staged), one stream each
+    }
+
     void benchQuickHasGpuRows()
     {
         const QString out = QString::fromStdString(kltest::tempDir());
