@@ -11,8 +11,15 @@ find_package(Qt6 6.4 QUIET COMPONENTS Core Gui Widgets Charts Concurrent Test)
 kl_require(Qt6_FOUND "Qt 6 (Core Gui Widgets Concurrent Test)" "qt6-base-dev")
 kl_require(Qt6Charts_FOUND "Qt 6 Charts" "qt6-charts-dev")
 
+# OpenCV's own config where libopencv-dev is installed; else the three modules' packages alone
+# (cmake/FindOpenCVModules.cmake says why).
 find_package(OpenCV 4 QUIET COMPONENTS core imgproc imgcodecs)
-kl_require(OpenCV_FOUND "OpenCV 4 (core imgproc imgcodecs)" "libopencv-dev")
+if(NOT OpenCV_FOUND)
+  find_package(OpenCVModules 4 QUIET)
+  set(OpenCV_FOUND ${OpenCVModules_FOUND})
+endif()
+kl_require(OpenCV_FOUND "OpenCV 4 (core imgproc imgcodecs)"
+           "libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev")
 
 find_package(SndFile QUIET)
 kl_require(SndFile_FOUND "libsndfile" "libsndfile1-dev")

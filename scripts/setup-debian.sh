@@ -6,20 +6,31 @@
 # Usage:
 #   scripts/setup-debian.sh [--fuzzing]     (--fuzzing: also clang and its libFuzzer runtime,
 #                                             for scripts/fuzz.sh; .ci/run uses it)
+#   scripts/setup-debian.sh --list          (prints the packages, one per line, and exits;
+#                                             tests/setup checks them against what CMake links)
 #   cmake --preset release
 #   cmake --build --preset release
 set -euo pipefail
 
-# Qt 6 Charts needs the OpenGL module, which Debian ships separately.
+# Qt 6 Charts needs the OpenGL module, which Debian ships separately. OpenCV: only the three
+# modules KernelLab links; libopencv-dev would add every other module and about 250 packages
+# (VTK, GDAL, HDF5 ...: cmake/FindOpenCVModules.cmake finds the three without it).
 packages=(cmake ninja-build g++ pkg-config qt6-base-dev qt6-charts-dev libqt6opengl6-dev
-          libopencv-dev libsndfile1-dev)
+          libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libsndfile1-dev)
 nvcc="${CUDACXX:-/usr/local/cuda/bin/nvcc}"  # CMake honours CUDACXX too
+list=0
 for argument in "$@"; do
   case "$argument" in
     --fuzzing) packages+=(clang libclang-rt-14-dev) ;;
-    *) echo "error: unknown option '$argument' (usage: $0 [--fuzzing])" >&2; exit 2 ;;
+    --list) list=1 ;;
+    *) echo "error: unknown option '$argument' (usage: $0 [--fuzzing] [--list])" >&2; exit 2 ;;
   esac
 done
+
+if ((list)); then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 if ! command -v dpkg-query >/dev/null; then
   echo "error: dpkg-query not found; this script is for Debian 12. Install the equivalents of: ${packages[*]}" >&2
