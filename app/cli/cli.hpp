@@ -70,6 +70,12 @@ int intOption(const QCommandLineParser& parser, const QString& name, int fallbac
 /// `reason` set when it is merely wanted.
 gpu::Engine* gpuEngine(bool required, const QString& requiredBy, QString* reason);
 
+/// --device N, the GPU a command runs on (run, bench, sweep).
+void addDeviceOption(QCommandLineParser& parser);
+/// Makes --device the shared engine's GPU (app::selectGpuDevice) before its first use: CliError(2)
+/// naming the devices there are when N is not one of them, CliError(3) when there is no GPU.
+void selectDevice(const QCommandLineParser& parser);
+
 /// Writes a text file (temporary + rename); CliError(1) naming the file when it fails.
 void writeTextFile(const QString& path, const QByteArray& contents);
 

@@ -128,6 +128,24 @@ gpu::Engine* gpuEngine(bool required, const QString& requiredBy, QString* reason
     return engine;
 }
 
+void addDeviceOption(QCommandLineParser& parser)
+{
+    parser.addOption({QStringLiteral("device"),
+                      QStringLiteral("The GPU to run on, as `kernellab-cli info` numbers them (default 0)."),
+                      QStringLiteral("N")});
+}
+
+void selectDevice(const QCommandLineParser& parser)
+{
+    if (!parser.isSet(QStringLiteral("device"))) return;
+    const int index = intOption(parser, QStringLiteral("device"), 0, 0);
+    QString reason;
+    if (app::selectGpuDevice(index, &reason)) return;
+    if (!gpu::gpuStatus().available)
+        throw CliError(kExitNoGpu, QStringLiteral("--device %1 needs the GPU, but there is %2").arg(index).arg(reason));
+    throw CliError(kExitBadArguments, QStringLiteral("--device %1: %2").arg(index).arg(reason));
+}
+
 void writeTextFile(const QString& path, const QByteArray& contents)
 {
     try {

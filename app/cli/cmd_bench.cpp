@@ -580,11 +580,13 @@ int runBench(const QStringList& arguments)
     });
     addBenchOpOptions(parser);
     addParameterOptions(parser, app::customKernelParameterInfo());
+    addDeviceOption(parser);
     if (!parseCommandLine(parser, arguments,
                           QStringLiteral("kernellab-cli bench: ops x variants x sizes x depths x memory modes x streams; "
                                          "GPU outputs are verified against the CPU before timing.")))
         return kExitOk;
     const BenchOptions options = parseOptions(parser);
+    selectDevice(parser);
     if (!QDir().mkpath(options.outDir)) throw CliError(kExitFailure, "cannot create --out-dir '" + options.outDir + "'");
     if (parser.isSet(QStringLiteral("matrix"))) return runMatrixCommand(options);
 

@@ -1,12 +1,20 @@
-// kernellab-cli run: one operation on the chosen backends, its output file and report.
+// kernellab-cli run: one operation on the chosen backends, its output file and report; or on many
+// input files, each output into a folder, with one report (run_batch.hpp).
 #include "cli.hpp"
 
 #include "output_files.hpp"
+#include "run_batch.hpp"
 
 #include "kernellab/error.hpp"
 
+#include <QDateTime>
+#include <QDir>
+#include <QJsonDocument>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 
 namespace kl::cli {
 
@@ -94,6 +102,166 @@ const app::BackendResult& outputSource(const app::RunResult& result, const QComm
     throw CliError(kExitFailure, QStringLiteral("no backend succeeded, so there is no output to write"));
 }
 
+bool contains(const std::vector<app::Backend>& backends, app::Backend b)
+{
+    return std::find(backends.begin(), backends.end(), b) != backends.end();
+}
+
+void checkOutputBackend(const QCommandLineParser& parser, const std::vector<app::Backend>& backends)
+{
+    if (!parser.isSet(QStringLiteral("output-backend"))) return;
+    const app::Backend b = app::parseBackend(parser.value(QStringLiteral("output-backend")));
+    if (!contains(backends, b))
+        throw CliError(kExitBadArguments, "--output-backend " + app::toString(b) + " is not among --backends");
+}
+
+/// Whether the GPU backend, if among `backends`, has a GPU. Asked for by name (`named`), a missing
+/// GPU is an error (exit 3); in the default set it is only noted.
+bool gpuReady(const std::vector<app::Backend>& backends, bool named, bool quiet)
+{
+    if (!contains(backends, app::Backend::Gpu)) return true;
+    QString noGpuReason;
+    const bool haveGpu = gpuEngine(named, QStringLiteral("--backends gpu"), &noGpuReason);
+    if (!haveGpu && !quiet) printError("note: the gpu backend will be skipped: " + noGpuReason);
+    return haveGpu;
+}
+
+/// The first backend that failed, as "cpu-ref failed: <why>"; empty when none did. The GPU's
+/// absence is no failure when it was only part of the default set (gpuReady noted it).
+QString backendFailure(const app::RunResult& result, bool haveGpu)
+{
+    for (const app::BackendResult& r : result.results)
+        if (!r.ok() && !(r.backend == app::Backend::Gpu && !haveGpu)) return app::toString(r.backend) + " failed: " + r.error;
+    return {};
+}
+
+void writeReports(const QCommandLineParser& parser, const QByteArray& json, const QByteArray& csv)
+{
+    if (parser.isSet(QStringLiteral("json"))) std::fputs(json.constData(), stdout);
+    if (parser.isSet(QStringLiteral("report"))) writeTextFile(parser.value(QStringLiteral("report")), json);
+    if (parser.isSet(QStringLiteral("csv"))) writeTextFile(parser.value(QStringLiteral("csv")), csv);
+}
+
+bool isBatch(const QCommandLineParser& parser)
+{
+    return parser.values(QStringLiteral("input")).size() > 1 || parser.isSet(QStringLiteral("input-list")) ||
+           parser.isSet(QStringLiteral("output-dir")) || parser.isSet(QStringLiteral("shard"));
+}
+
+/// "a.png -> out/a.png: cpu-ref 12.3 ms, cpu-opencv 4.56 ms": one line per file of a batch.
+QString fileLine(const QString& label, const BatchFile& file, const app::RunResult* result)
+{
+    QString line = label + (file.output.isEmpty() ? QString() : " -> " + file.output);
+    if (result) {
+        QStringList medians;
+        for (const app::BackendResult& r : result->results)
+            medians << app::toString(r.backend) + (r.ok() ? QStringLiteral(" %1 ms").arg(formatMs(r.time.medianMs))
+                                                          : QStringLiteral(" failed"));
+        line += QStringLiteral(": ") + medians.join(QStringLiteral(", "));
+    }
+    return file.error.isEmpty() ? line : line + QStringLiteral(" -- FAILED: ") + file.error;
+}
+
+/// run with several inputs (run_batch.hpp): each file run and written on its own, one report.
+int runBatch(const QCommandLineParser& parser, const app::ParameterMap& parameters)
+{
+    if (parser.isSet(QStringLiteral("output")))
+        throw CliError(kExitBadArguments, QStringLiteral("--output names one file; a batch writes each input's output "
+                                                         "into --output-dir DIR"));
+    if (parameters.contains(QStringLiteral("generate")))
+        throw CliError(kExitBadArguments, QStringLiteral("--generate makes one input; a batch takes files "
+                                                         "(--input FILE ... or --input-list FILE)"));
+    if (parser.isSet(QStringLiteral("input-list")) && parser.isSet(QStringLiteral("input")))
+        throw CliError(kExitBadArguments, QStringLiteral("give the inputs with --input or with --input-list, not both"));
+    const QStringList listed = parser.isSet(QStringLiteral("input-list"))
+                                   ? readInputList(parser.value(QStringLiteral("input-list")))
+                                   : parser.values(QStringLiteral("input"));
+    if (listed.isEmpty())
+        throw CliError(kExitBadArguments, QStringLiteral("a batch needs input files (--input FILE ... or --input-list FILE)"));
+    BatchReport batch;
+    batch.date = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
+    batch.op = app::toString(app::requestedOp(parameters));
+    batch.listed = int(listed.size());
+    if (parser.isSet(QStringLiteral("shard"))) batch.shard = parseShard(parser.value(QStringLiteral("shard")));
+    const Shard shard = batch.shard.value_or(Shard{});
+    const QStringList inputs = shardOf(listed, shard);
+
+    QStringList outputs;  // empty without --output-dir: the batch is then timed and reported only
+    if (parser.isSet(QStringLiteral("output-dir"))) {
+        const QString dir = parser.value(QStringLiteral("output-dir"));
+        if (dir.isEmpty()) throw CliError(kExitBadArguments, QStringLiteral("--output-dir: the folder name is empty"));
+        outputs = shardOf(batchOutputs(listed, dir, parameters), shard);
+        if (!parser.isSet(QStringLiteral("overwrite"))) refuseExistingOutputs(outputs);
+        if (!QDir().mkpath(dir)) throw CliError(kExitFailure, "cannot create --output-dir '" + dir + "'");
+    } else if (parser.isSet(QStringLiteral("overwrite"))) {
+        throw CliError(kExitBadArguments, QStringLiteral("--overwrite applies to the outputs of --output-dir DIR"));
+    }
+    const std::vector<app::Backend> backends = parameters.contains(QStringLiteral("backends"))
+                                                   ? app::parseBackends(parameters[QStringLiteral("backends")])
+                                                   : app::RunRequest().backends;
+    checkOutputBackend(parser, backends);
+    const bool quiet = parser.isSet(QStringLiteral("quiet"));
+    const bool haveGpu = gpuReady(backends, parameters.contains(QStringLiteral("backends")), quiet);
+    if (inputs.isEmpty() && !quiet)
+        printError(QStringLiteral("note: shard %1/%2 has no file of the %3 listed").arg(shard.index).arg(shard.count).arg(listed.size()));
+
+    ProgressBar progress(quiet);
+    try {
+        for (qsizetype i = 0; i < inputs.size(); ++i) {
+            const QString label = QStringLiteral("[%1/%2] %3").arg(i + 1).arg(inputs.size()).arg(inputs[i]);
+            app::RunControl control;
+            control.cancel = &cancelFlag();
+            control.progress = [&](double fraction, const QString& what) {
+                progress.update((double(i) + fraction) / double(inputs.size()), label + ": " + what);
+            };
+            BatchFile file;
+            file.input = inputs[i];
+            std::optional<app::RunResult> result;
+            // A file's failure is that file's alone: recorded, and the batch goes on.
+            try {
+                app::ParameterMap own = parameters;
+                own[QStringLiteral("input")] = inputs[i];
+                app::RunRequest request;
+                app::loadInput(request, own);
+                app::configureRequest(request, own);
+                if (!outputs.isEmpty()) app::checkOutputPath(outputs[i], request);
+                result = app::execute(request, control);
+                file.report = app::toJson(*result);
+                file.csvRows = app::csvRows(*result);
+                if (!outputs.isEmpty()) {
+                    app::saveOutput(outputs[i], outputSource(*result, parser), request);
+                    file.output = outputs[i];
+                }
+                file.error = backendFailure(*result, haveGpu);
+            } catch (const Cancelled&) {
+                throw;
+            } catch (const std::exception& e) {
+                file.error = QString::fromUtf8(e.what());
+            }
+            progress.clear();
+            if (!parser.isSet(QStringLiteral("json"))) printLine(fileLine(label, file, result ? &*result : nullptr));
+            batch.files.push_back(std::move(file));
+        }
+    } catch (const Cancelled&) {
+        batch.complete = false;  // the files that finished are still reported
+    }
+    progress.clear();
+    writeReports(parser, QJsonDocument(toJson(batch)).toJson(QJsonDocument::Indented), toCsv(batch).toUtf8());
+    if (!batch.complete) throw Cancelled();
+
+    if (batch.failed() == 0) return kExitOk;
+    QStringList failed;
+    for (const BatchFile& f : batch.files)
+        if (!f.error.isEmpty()) failed << f.input;
+    constexpr int named = 3;
+    throw CliError(kExitFailure, QStringLiteral("%1 of %2 files failed: %3%4 (each one's error is above and in the report)")
+                                     .arg(failed.size())
+                                     .arg(batch.files.size())
+                                     .arg(failed.mid(0, named).join(QStringLiteral(", ")))
+                                     .arg(failed.size() > named ? QStringLiteral(" and %1 more").arg(failed.size() - named)
+                                                                : QString()));
+}
+
 } // namespace
 
 int runRun(const QStringList& arguments)
@@ -109,31 +277,44 @@ int runRun(const QStringList& arguments)
         {QStringLiteral("report"), QStringLiteral("Write the JSON report here."), QStringLiteral("FILE")},
         {QStringLiteral("csv"), QStringLiteral("Write the CSV report (one row per backend) here."), QStringLiteral("FILE")},
         {QStringLiteral("json"), QStringLiteral("Print the JSON report on stdout (instead of the summary).")},
+        {QStringLiteral("input-list"),
+         QStringLiteral("Batch: the input files, one per line (blank lines and # comments skipped; relative paths are "
+                        "relative to the list's folder). Or repeat --input."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("output-dir"),
+         QStringLiteral("Batch: write each input's output here as <base name>.<ext>: the input's extension where its "
+                        "format holds the output, else .csv (histogram), .wav (signal), .tif (image)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("overwrite"), QStringLiteral("Batch: replace outputs that exist in --output-dir (refused otherwise).")},
+        {QStringLiteral("shard"),
+         QStringLiteral("Batch: process inputs K, K+N, K+2N ... (1-based) of the list only, e.g. a Slurm array task's "
+                        "share."),
+         QStringLiteral("K/N")},
     });
+    addDeviceOption(parser);
     if (!parseCommandLine(parser, arguments,
                           QStringLiteral("kernellab-cli run: one operation on the chosen backends, e.g.\n"
                                          "  kernellab-cli run --op conv2d --preset gaussian --size 5 --input camera.png "
-                                         "--output out.png --backends cpu-ref,cpu-opencv,gpu --report report.json")))
+                                         "--output out.png --backends cpu-ref,cpu-opencv,gpu --report report.json\n"
+                                         "or on many files, each output into a folder:\n"
+                                         "  kernellab-cli run --op conv2d --input-list files.txt --output-dir out "
+                                         "--report batch.json")))
         return kExitOk;
-
+    selectDevice(parser);
     const app::ParameterMap map = parameterMap(parser, parameters);
+    if (isBatch(parser)) return runBatch(parser, map);
+    if (parser.isSet(QStringLiteral("overwrite")))
+        throw CliError(kExitBadArguments, QStringLiteral("--overwrite applies to the outputs of --output-dir DIR "
+                                                         "(--output FILE is always replaced)"));
+
     app::RunRequest request;
     app::loadInput(request, map);
     app::configureRequest(request, map);
     if (parser.isSet(QStringLiteral("output"))) app::checkOutputPath(parser.value(QStringLiteral("output")), request);
-    if (parser.isSet(QStringLiteral("output-backend"))) {
-        const app::Backend b = app::parseBackend(parser.value(QStringLiteral("output-backend")));
-        if (std::find(request.backends.begin(), request.backends.end(), b) == request.backends.end())
-            throw CliError(kExitBadArguments, "--output-backend " + app::toString(b) + " is not among --backends");
-    }
-    const bool wantsGpu = std::find(request.backends.begin(), request.backends.end(), app::Backend::Gpu) != request.backends.end();
-    // Asked for by name, a missing GPU is an error (exit 3); in the default set it is only reported.
-    const bool gpuExplicit = wantsGpu && map.contains(QStringLiteral("backends"));
-    QString noGpuReason;
-    const bool haveGpu = !wantsGpu || gpuEngine(gpuExplicit, QStringLiteral("--backends gpu"), &noGpuReason);
+    checkOutputBackend(parser, request.backends);
     const bool quiet = parser.isSet(QStringLiteral("quiet"));
     const bool jsonToStdout = parser.isSet(QStringLiteral("json"));
-    if (!haveGpu && !quiet) printError("note: the gpu backend will be skipped: " + noGpuReason);
+    const bool haveGpu = gpuReady(request.backends, map.contains(QStringLiteral("backends")), quiet);
 
     ProgressBar progress(quiet);
     app::RunControl control;
@@ -146,23 +327,17 @@ int runRun(const QStringList& arguments)
     const app::RunResult result = app::execute(request, control);
     progress.clear();
 
-    if (jsonToStdout) std::fputs(app::reportBytes(result, app::ReportFormat::Json).constData(), stdout);
-    else printSummary(result, app::toJson(result));
-    try {
-        if (parser.isSet(QStringLiteral("report")))
-            app::saveReport(parser.value(QStringLiteral("report")), result, app::ReportFormat::Json);
-        if (parser.isSet(QStringLiteral("csv")))
-            app::saveReport(parser.value(QStringLiteral("csv")), result, app::ReportFormat::Csv);
-        if (parser.isSet(QStringLiteral("output")))
+    if (!jsonToStdout) printSummary(result, app::toJson(result));
+    writeReports(parser, app::reportBytes(result, app::ReportFormat::Json), app::reportBytes(result, app::ReportFormat::Csv));
+    if (parser.isSet(QStringLiteral("output"))) {
+        try {
             app::saveOutput(parser.value(QStringLiteral("output")), outputSource(result, parser), request);
-    } catch (const IoError& e) {
-        throw CliError(kExitFailure, QString::fromUtf8(e.what()));
+        } catch (const IoError& e) {
+            throw CliError(kExitFailure, QString::fromUtf8(e.what()));
+        }
     }
-
-    // The GPU's absence was reported above when it was only part of the default set.
-    for (const app::BackendResult& r : result.results)
-        if (!r.ok() && !(r.backend == app::Backend::Gpu && !haveGpu))
-            throw CliError(kExitFailure, app::toString(r.backend) + " failed: " + r.error);
+    const QString failure = backendFailure(result, haveGpu);
+    if (!failure.isEmpty()) throw CliError(kExitFailure, failure);
     return kExitOk;
 }
 

@@ -449,6 +449,11 @@ void loadInput(RunRequest& request, const ParameterMap& parameters)
     request.image = loadImage(path.toStdString());
 }
 
+Op requestedOp(const ParameterMap& parameters)
+{
+    return parseOp(parameters.value(QStringLiteral("op"), QStringLiteral("conv2d")));
+}
+
 void configureRequest(RunRequest& request, const ParameterMap& parameters)
 {
     const Reader reader(parameters);
@@ -462,7 +467,7 @@ void configureRequest(RunRequest& request, const ParameterMap& parameters)
     request.cpuRepetitions = defaults.cpuRepetitions;
     request.cpuWarmup = defaults.cpuWarmup;
     request.cpuThreads = defaults.cpuThreads;
-    request.op = parseOp(reader.text(QStringLiteral("op"), QStringLiteral("conv2d")));
+    request.op = requestedOp(parameters);
     request.opParameters = QJsonObject();
     for (auto it = parameters.begin(); it != parameters.end(); ++it) {
         const ParameterInfo* info = findParameter(it.key());

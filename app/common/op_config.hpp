@@ -32,6 +32,9 @@ const std::vector<ParameterInfo>& backendParameterInfo();  ///< backends, varian
 /// or kl::IoError (unreadable file).
 void loadInput(RunRequest& request, const ParameterMap& parameters);
 
+/// The "op" parameter (conv2d when absent); kl::InvalidArgument for an unknown op.
+Op requestedOp(const ParameterMap& parameters);
+
 /// Sets op, the op's spec, opParameters, backends and CPU/GPU options from `parameters`
 /// (what is not given takes RunRequest's default). The input must be loaded first (conv1d filter designs need its sample rate).
 /// Throws kl::InvalidArgument naming the parameter and why (unknown name, bad value, a

@@ -7,11 +7,13 @@
 #include "kernellab/image_io.hpp"
 #include "kernellab/signal_io.hpp"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QSaveFile>
 #include <QStringList>
 
+#include <opencv2/core.hpp>
 
 namespace kl::app {
 
@@ -60,6 +62,35 @@ void checkOutputPath(const QString& path, const RunRequest& request)
             throw InvalidArgument(std::string("output: ") + e.what());
         }
     }
+}
+
+QString batchOutputPath(const QString& dir, const QString& input, const ParameterMap& parameters)
+{
+    // A one-pixel u8 stand-in for an image file gives the output's kind, and its depth only where
+    // the op's spec sets it (conv2d's float output); a signal file's outputs do not depend on the spec.
+    RunRequest shape;
+    shape.op = requestedOp(parameters);
+    if (!isSignalFile(input.toStdString())) shape.image = cv::Mat(1, 1, CV_8U);
+    const QString own = extensionOf(input);
+    QString extension;
+    switch (outputKind(shape)) {
+    case OutputKind::Histogram: extension = QStringLiteral(".csv"); break;
+    case OutputKind::Signal: extension = writableSignalExtensions().contains(own) ? own : QStringLiteral(".wav"); break;
+    case OutputKind::Image: {
+        configureRequest(shape, parameters);
+        bool holdsOutput = imageExtensionList().contains(own);
+        if (holdsOutput && describe(shape.op).outputDepth(shape) == CV_32F) {
+            try {
+                requireWritableImage(input.toStdString(), CV_32F, 1);  // the f32 formats store 1, 3 and 4 channels alike
+            } catch (const IoError&) {
+                holdsOutput = false;
+            }
+        }
+        extension = holdsOutput ? own : QStringLiteral(".tif");
+        break;
+    }
+    }
+    return QDir(dir).filePath(QFileInfo(input).completeBaseName() + extension);
 }
 
 void saveOutput(const QString& path, const BackendResult& result, const RunRequest& request)

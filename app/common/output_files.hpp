@@ -1,6 +1,7 @@
 #pragma once
 // The files a run writes, the same from the CLI and the GUI: its output (--output, "Save
 // output") and its report (--report and --csv, "Save report").
+#include "op_config.hpp"
 #include "session.hpp"
 
 #include <QByteArray>
@@ -12,6 +13,15 @@ namespace kl::app {
 /// suits the op's output: an image file for conv2d and image transpose, a writable signal
 /// file (.wav .csv .npy) for conv1d and signal transpose, .csv for a histogram.
 void checkOutputPath(const QString& path, const RunRequest& request);
+
+/// Where a batch run (kernellab-cli run --output-dir DIR) writes the output of input file `input`:
+/// DIR/<the input's base name><extension>. The extension is the input's own where its format can
+/// hold the output, else: .csv for a histogram, .wav for a signal (32-bit float, the sample rate
+/// kept), .tif for an image (every depth). It is decided from the input's name and `parameters`
+/// (configureRequest's) before the input is read, so that every output is known before any work:
+/// an image result keeps the input's depth, which its own format holds, unless conv2d's float
+/// output makes it f32. Throws kl::InvalidArgument for parameters configureRequest refuses.
+QString batchOutputPath(const QString& dir, const QString& input, const ParameterMap& parameters);
 
 /// Writes `result`'s output to `path` (see checkOutputPath). A transposed signal is written
 /// as the frames x channels matrix, which signal files store row by row (interleaved).

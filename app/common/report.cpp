@@ -259,9 +259,9 @@ QJsonObject toJson(const RunResult& result)
     };
 }
 
-QString toCsv(const RunResult& result)
+const QStringList& csvColumns()
 {
-    const QStringList header = {
+    static const QStringList columns = {
         QStringLiteral("op"), QStringLiteral("input"), QStringLiteral("backend"), QStringLiteral("ok"),
         QStringLiteral("error"), QStringLiteral("median_ms"), QStringLiteral("min_ms"), QStringLiteral("max_ms"),
         QStringLiteral("repetitions"), QStringLiteral("variant"), QStringLiteral("memory"), QStringLiteral("streams"),
@@ -269,7 +269,19 @@ QString toCsv(const RunResult& result)
         QStringLiteral("kernel_gbs"), QStringLiteral("copy_bandwidth_pct"), QStringLiteral("kernel_gflops"),
         QStringLiteral("max_abs"), QStringLiteral("mean_abs"), QStringLiteral("psnr"), QStringLiteral("differing"),
         QStringLiteral("cpu_threads"), QStringLiteral("cpu_gbs"), QStringLiteral("host_bandwidth_pct")};
-    QString csv = header.join(QLatin1Char(',')) + QLatin1Char('\n');
+    return columns;
+}
+
+QString toCsv(const RunResult& result)
+{
+    QString csv = csvColumns().join(QLatin1Char(',')) + QLatin1Char('\n');
+    for (const QStringList& row : csvRows(result)) csv += row.join(QLatin1Char(',')) + QLatin1Char('\n');
+    return csv;
+}
+
+std::vector<QStringList> csvRows(const RunResult& result)
+{
+    std::vector<QStringList> rows;
     for (const BackendResult& b : result.results) {
         QStringList row = {toString(result.request.op), csvField(result.request.inputName), toString(b.backend),
                            b.ok() ? QStringLiteral("true") : QStringLiteral("false"), csvField(b.error)};
@@ -297,9 +309,9 @@ QString toCsv(const RunResult& result)
         row << (b.backend != Backend::Gpu ? QString::number(result.cpuThreads) : QString())
             << (cpu ? csvNumber(cpuGBs(result.request, b)) : QString())
             << (cpu && result.hostBandwidthGBs > 0 ? csvNumber(hostBandwidthPercent(result, b)) : QString());
-        csv += row.join(QLatin1Char(',')) + QLatin1Char('\n');
+        rows.push_back(row);
     }
-    return csv;
+    return rows;
 }
 
 QJsonObject environmentJson()

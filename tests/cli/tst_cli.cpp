@@ -1,6 +1,6 @@
 // kernellab-cli end to end, without a GPU: argument errors and their exit codes, `run` on
 // the sample files for every op (the output file read back against core's functions, the
-// report's schema), bench --quick on the CPU backends, sweep, info, and Ctrl-C.
+// report's schema), batches over many files, bench --quick on the CPU backends, sweep, info, and Ctrl-C.
 #include "kernellab/conv1d.hpp"
 #include "kernellab/conv2d.hpp"
 #include "kernellab/histogram.hpp"
@@ -13,6 +13,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -20,6 +21,8 @@
 #include <QRegularExpression>
 #include <QThread>
 #include <QtTest>
+
+#include <opencv2/core.hpp>
 
 #include <signal.h>
 
@@ -79,6 +82,32 @@ std::vector<std::vector<uint64_t>> readHistogramCsv(const QString& path, QString
     }
     return counts;
 }
+
+/// Runs `run` with cpu-ref once (no warm-up) on the given extra arguments, in `workingDir`.
+CliRun runQuick(const QStringList& arguments, const QString& workingDir = {})
+{
+    return runCli(QStringList{"run", "--backends", "cpu-ref", "--repetitions", "1", "--warmup", "0"} + arguments, workingDir);
+}
+
+/// `count` small distinct PNGs in a fresh folder, named f0.png, f1.png ...
+QStringList smallImages(int count)
+{
+    const QString dir = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/in");
+    QDir().mkpath(dir);
+    QStringList paths;
+    for (int i = 0; i < count; ++i) {
+        cv::Mat image(9 + i, 13, CV_8UC1);
+        cv::randu(image, 0, 256);
+        paths << dir + QStringLiteral("/f%1.png").arg(i);
+        kl::saveImage(paths.back().toStdString(), image);
+    }
+    return paths;
+}
+
+/// The names in a folder, sorted.
+QStringList filesIn(const QString& dir) { return QDir(dir).entryList(QDir::Files, QDir::Name); }
+
+QByteArray bytesOf(const QString& path) { return QByteArray::fromStdString(kltest::readFile(path.toStdString())); }
 
 } // namespace
 
@@ -228,6 +257,25 @@ private slots:
                                                << "kernel-source: cannot read /nonexistent/k.cu";
         QTest::newRow("unknown template") << QStringList{"template", "--op", "histogram", "--name", "magic"}
                                           << "template: 'magic' is not a histogram template (global-atomics, shared)";
+        for (const char* shard : {"0/3", "4/3", "1/0", "a/b", "3", "1/3/2", "-1/3", ""})
+            QTest::newRow(qPrintable(QStringLiteral("shard '%1'").arg(QLatin1String(shard))))
+                << QStringList{"run", "--backends", "cpu-ref", "--input", camera, "--shard", shard}
+                << QStringLiteral("--shard: '%1' is not K/N with whole numbers 1 <= K <= N").arg(QLatin1String(shard));
+        QTest::newRow("batch with --output") << QStringList{"run", "--input", camera, "--input", camera, "--output", "o.png"}
+                                             << "--output names one file; a batch writes each input's output into --output-dir";
+        QTest::newRow("batch of a generated input") << QStringList{"run", "--generate", "image:8x8", "--output-dir", "out"}
+                                                    << "--generate makes one input; a batch takes files";
+        QTest::newRow("overwrite without output-dir") << QStringList{"run", "--input", camera, "--overwrite"}
+                                                      << "--overwrite applies to the outputs of --output-dir DIR";
+        QTest::newRow("input and input-list") << QStringList{"run", "--input", camera, "--input-list", "list.txt"}
+                                              << "give the inputs with --input or with --input-list, not both";
+        QTest::newRow("missing input list") << QStringList{"run", "--input-list", "/nonexistent/list.txt"}
+                                            << "--input-list: cannot read '/nonexistent/list.txt'";
+        QTest::newRow("same base name twice")
+            << QStringList{"run", "--input", camera, "--input", camera, "--output-dir", "out"}
+            << QStringLiteral("inputs '%1' and '%1' would both write 'out/camera.png'").arg(camera);
+        QTest::newRow("negative device") << QStringList{"run", "--backends", "cpu-ref", "--device", "-1", "--input", camera}
+                                         << "--device: '-1' is not a whole number >= 0";
         QTest::newRow("compile unknown arch") << QStringList{"compile", "--op", "transpose", "--kernel-source",
                                                              templateFile("transpose", "naive"), "--arch", "sm_20"}
                                               << "arch: 'sm_20' is not one NVRTC compiles for";
@@ -272,7 +320,9 @@ private slots:
                          reason.startsWith(QLatin1String("the NVIDIA driver is too old: it supports CUDA ")),
                      qPrintable(reason));
         for (const QStringList& command : {QStringList{"bench", "--require-gpu"}, QStringList{"sweep", "--require-gpu"},
-                                           QStringList{"bench", "--matrix"}}) {
+                                           QStringList{"bench", "--matrix"},
+                                           QStringList{"run", "--backends", "cpu-ref", "--device", "0", "--input", sample("camera.png")},
+                                           QStringList{"bench", "--quick", "--backends", "cpu-ref", "--device", "1"}}) {
             const CliRun required = runCli(command);
             QVERIFY2(required.exitCode == 3, describe(required));
             QVERIFY2(required.err.contains(QStringLiteral("no CUDA device: ")), describe(required));
@@ -503,6 +553,200 @@ private slots:
         spec.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen, {});
         const cv::Mat want = kl::conv2dOpenCV(kl::loadImage(sample("camera.png").toStdString()), spec);
         QVERIFY(kltest::bitwiseEqual(kl::loadImage(outputPath(QStringLiteral("out.png")).toStdString()), want));
+    }
+
+    // ---- run over many files (--output-dir, --input-list, --shard) ---------------------------------
+
+    void batchOutputNames_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("input");
+        QTest::addColumn<QString>("output");
+        QTest::newRow("png stays png") << QStringList{"--op", "conv2d"} << sample("camera.png") << "camera.png";
+        QTest::newRow("f32 result from png") << QStringList{"--op", "conv2d", "--preset", "sobel-x"} << sample("camera.png")
+                                             << "camera.tif";
+        QTest::newRow("float-output from png") << QStringList{"--op", "conv2d", "--float-output"} << sample("coffee.png")
+                                               << "coffee.tif";
+        QTest::newRow("u16 tif") << QStringList{"--op", "conv2d"} << sample("chessboard_GRAY_U16.tif")
+                                 << "chessboard_GRAY_U16.tif";
+        QTest::newRow("transpose png") << QStringList{"--op", "transpose"} << sample("coffee.png") << "coffee.png";
+        QTest::newRow("histogram") << QStringList{"--op", "histogram"} << sample("astronaut.png") << "astronaut.csv";
+        QTest::newRow("conv1d wav") << QStringList{"--op", "conv1d"} << sample("speech_22k.wav") << "speech_22k.wav";
+        QTest::newRow("conv1d csv") << QStringList{"--op", "conv1d"} << sample("ecg_mitbih208_360hz.csv")
+                                    << "ecg_mitbih208_360hz.csv";
+        QTest::newRow("raw signal to wav") << QStringList{"--op", "conv1d", "--rate", "1000"} << "signal.f32" << "signal.wav";
+    }
+
+    /// The input's own extension where its format holds the output, else .tif, .wav or .csv.
+    void batchOutputNames()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, input);
+        QFETCH(QString, output);
+        const QString dir = QString::fromStdString(kltest::tempDir());
+        QString path = input;
+        if (input == QLatin1String("signal.f32")) {  // a raw float32 signal, written here
+            path = dir + QLatin1Char('/') + input;
+            const std::vector<float> samples = {0.5f, -1, 2, 0.25f, 3, -0.5f, 1, 0};
+            kltest::writeFile(path.toStdString(), std::string(reinterpret_cast<const char*>(samples.data()), samples.size() * 4));
+        }
+        const CliRun run = runQuick(arguments + QStringList{"--input", path, "--output-dir", dir + "/out"});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        QCOMPARE(filesIn(dir + QStringLiteral("/out")), QStringList{output});
+    }
+
+    /// A bad file fails alone: the others are written as a single run writes them, the report has a
+    /// row per file with the bad one's error, and the exit code is 1 with the count.
+    void batchWithABadFileWritesTheOthersAndExitsOne()
+    {
+        const QString dir = QString::fromStdString(kltest::tempDir());
+        QVERIFY(QFile::copy(sample("camera.png"), dir + QStringLiteral("/a.png")));
+        kltest::writeFile((dir + QStringLiteral("/b.png")).toStdString(), "not a PNG at all");
+        QVERIFY(QFile::copy(sample("coffee.png"), dir + QStringLiteral("/c.png")));
+        const QStringList inputs = {dir + "/a.png", dir + "/b.png", dir + "/c.png"};
+        const QStringList gaussian = {"--op", "conv2d", "--preset", "gaussian", "--size", "5"};
+        const CliRun run = runQuick(gaussian + QStringList{"--input", inputs[0], "--input", inputs[1], "--input", inputs[2],
+                                                           "--output-dir", dir + "/out", "--report", dir + "/batch.json",
+                                                           "--csv", dir + "/batch.csv"});
+        QVERIFY2(run.exitCode == 1, describe(run));
+        QVERIFY2(run.err.contains(QStringLiteral("1 of 3 files failed: %1").arg(inputs[1])), describe(run));
+        QCOMPARE(filesIn(dir + QStringLiteral("/out")), (QStringList{"a.png", "c.png"}));
+        for (const QString& name : {QStringLiteral("a.png"), QStringLiteral("c.png")}) {
+            const CliRun single = runQuick(gaussian + QStringList{"--input", dir + "/" + name, "--output", dir + "/single_" + name});
+            QVERIFY2(single.exitCode == 0, describe(single));
+            QVERIFY(kltest::bitwiseEqual(kl::loadImage((dir + "/out/" + name).toStdString()),
+                                         kl::loadImage((dir + "/single_" + name).toStdString())));
+        }
+
+        const QJsonObject report = readJson(dir + QStringLiteral("/batch.json"));
+        QCOMPARE(report[QStringLiteral("schema")].toString(), QStringLiteral("kernellab-batch-report"));
+        QCOMPARE(report[QStringLiteral("failed")].toInt(), 1);
+        QVERIFY(report[QStringLiteral("complete")].toBool());
+        const QJsonArray files = report[QStringLiteral("files")].toArray();
+        QCOMPARE(files.size(), 3);
+        for (int i : {0, 2}) {
+            const QJsonObject file = files[i].toObject();
+            QCOMPARE(file[QStringLiteral("input")].toString(), inputs[i]);
+            QVERIFY(file[QStringLiteral("ok")].toBool());
+            QCOMPARE(file[QStringLiteral("output")].toString(), dir + "/out/" + QFileInfo(inputs[i]).fileName());
+            const QJsonObject runReport = file[QStringLiteral("report")].toObject();
+            QCOMPARE(runReport[QStringLiteral("schema")].toString(), QStringLiteral("kernellab-report"));
+            QCOMPARE(runReport[QStringLiteral("input")].toObject()[QStringLiteral("name")].toString(), inputs[i]);
+        }
+        const QJsonObject bad = files[1].toObject();
+        QVERIFY(!bad[QStringLiteral("ok")].toBool());
+        QVERIFY(bad[QStringLiteral("output")].isNull() && bad[QStringLiteral("report")].isNull());
+        QVERIFY2(bad[QStringLiteral("error")].toString().contains(inputs[1]), qPrintable(bad[QStringLiteral("error")].toString()));
+
+        QFile csv(dir + QStringLiteral("/batch.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 4);  // header + one backend row per file
+        QVERIFY(lines[0].startsWith(QStringLiteral("op,input,backend,ok,")) &&
+                lines[0].endsWith(QStringLiteral(",output,file_ok,file_error")));
+        QVERIFY2(lines[1].startsWith(QStringLiteral("conv2d,%1,cpu-ref,true,").arg(inputs[0])) &&
+                     lines[1].endsWith(QStringLiteral(",%1/out/a.png,true,").arg(dir)),
+                 qPrintable(lines[1]));
+        QVERIFY2(lines[2].startsWith(QStringLiteral("conv2d,%1,,false,").arg(inputs[1])) && lines[2].contains(",,false,"),
+                 qPrintable(lines[2]));
+    }
+
+    /// Existing outputs are refused before any work, naming one; --overwrite replaces them.
+    void batchRefusesExistingOutputsUnlessOverwrite()
+    {
+        const QStringList inputs = smallImages(2);
+        const QString out = QString::fromStdString(kltest::tempDir());
+        kltest::writeFile((out + QStringLiteral("/f1.png")).toStdString(), "an older result");
+        const QStringList batch = {"--op", "transpose", "--input", inputs[0], "--input", inputs[1], "--output-dir", out};
+        const CliRun refused = runQuick(batch);
+        QVERIFY2(refused.exitCode == 2, describe(refused));
+        QVERIFY2(refused.err.contains(QStringLiteral("the output '%1/f1.png' exists (1 of the 2 outputs do); pass "
+                                                     "--overwrite").arg(out)),
+                 describe(refused));
+        QCOMPARE(filesIn(out), QStringList{"f1.png"});  // nothing written
+        QCOMPARE(bytesOf(out + QStringLiteral("/f1.png")), QByteArray("an older result"));
+
+        const CliRun replaced = runQuick(batch + QStringList{"--overwrite"});
+        QVERIFY2(replaced.exitCode == 0, describe(replaced));
+        QCOMPARE(filesIn(out), (QStringList{"f0.png", "f1.png"}));
+        for (int i = 0; i < 2; ++i)
+            QVERIFY(kltest::bitwiseEqual(kl::loadImage((out + QStringLiteral("/f%1.png").arg(i)).toStdString()),
+                                         kl::transposeReference(kl::loadImage(inputs[i].toStdString()))));
+    }
+
+    /// Shards K = 1..N of one list process every file exactly once: shard K takes K, K+N ... (1-based).
+    void shardsCoverEveryFileOnce()
+    {
+        const QStringList inputs = smallImages(7);
+        const QString dir = QString::fromStdString(kltest::tempDir());
+        const int shards = 3;
+        QStringList processed;
+        for (int k = 1; k <= shards; ++k) {
+            const QString report = dir + QStringLiteral("/shard%1.json").arg(k);
+            QStringList arguments = {"--op", "transpose", "--shard", QStringLiteral("%1/%2").arg(k).arg(shards),
+                                     "--output-dir", dir + "/out", "--report", report};
+            for (const QString& input : inputs) arguments << "--input" << input;
+            const CliRun run = runQuick(arguments);
+            QVERIFY2(run.exitCode == 0, describe(run));
+            const QJsonObject json = readJson(report);
+            QCOMPARE(json[QStringLiteral("listed")].toInt(), 7);
+            QCOMPARE(json[QStringLiteral("shard")].toObject()[QStringLiteral("index")].toInt(), k);
+            QStringList mine;
+            for (const QJsonValue& file : json[QStringLiteral("files")].toArray())
+                mine << file.toObject()[QStringLiteral("input")].toString();
+            QStringList expected;
+            for (int i = k - 1; i < inputs.size(); i += shards) expected << inputs[i];
+            QCOMPARE(mine, expected);
+            processed << mine;
+        }
+        processed.sort();
+        QStringList all = inputs;
+        all.sort();
+        QCOMPARE(processed, all);
+        QCOMPARE(filesIn(dir + QStringLiteral("/out")).size(), 7);
+    }
+
+    /// An output that is an input is refused, --overwrite or not, also through a symlinked folder.
+    void batchOutputOverAnInputIsRefused()
+    {
+        const QStringList inputs = smallImages(2);
+        const QString inputDir = QFileInfo(inputs[0]).absolutePath();
+        const QString link = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/link");
+        QVERIFY(QFile::link(inputDir, link));
+        const QByteArray before = bytesOf(inputs[1]);
+        for (const QString& outputDir : {inputDir, link, inputDir + QStringLiteral("/../in")}) {
+            const CliRun run = runQuick({"--op", "conv2d", "--input", inputs[0], "--input", inputs[1], "--output-dir",
+                                         outputDir, "--overwrite"});
+            QVERIFY2(run.exitCode == 2, describe(run));
+            QVERIFY2(run.err.contains(QStringLiteral("the output '%1/f0.png' of '%2' is the input file '%2'; choose another "
+                                                     "--output-dir").arg(outputDir, inputs[0])),
+                     describe(run));
+        }
+        QCOMPARE(bytesOf(inputs[1]), before);
+    }
+
+    /// --input-list: comments and blank lines skipped, relative paths relative to the list's folder.
+    void inputListReadsPathsBesideIt()
+    {
+        const QStringList inputs = smallImages(3);
+        const QString listDir = QFileInfo(inputs[0]).absolutePath();
+        const QString list = listDir + QStringLiteral("/files.txt");
+        kltest::writeFile(list.toStdString(), QStringLiteral("# the batch\n\nf0.png\n  f2.png  \n# f1.png is left out\n%1\n")
+                                                  .arg(inputs[1])
+                                                  .toStdString());
+        const QString elsewhere = QString::fromStdString(kltest::tempDir());
+        const CliRun run = runQuick({"--op", "transpose", "--input-list", list, "--output-dir", "out", "--json"}, elsewhere);
+        QVERIFY2(run.exitCode == 0, describe(run));
+        QStringList processed;
+        for (const QJsonValue& file : QJsonDocument::fromJson(run.out.toUtf8()).object()[QStringLiteral("files")].toArray())
+            processed << file.toObject()[QStringLiteral("input")].toString();
+        QCOMPARE(processed, (QStringList{inputs[0], inputs[2], inputs[1]}));
+        QCOMPARE(filesIn(elsewhere + QStringLiteral("/out")), (QStringList{"f0.png", "f1.png", "f2.png"}));
+
+        kltest::writeFile(list.toStdString(), "# nothing\n\n");
+        const CliRun empty = runQuick({"--op", "transpose", "--input-list", list});
+        QVERIFY2(empty.exitCode == 2, describe(empty));
+        QVERIFY2(empty.err.contains(QStringLiteral("--input-list: '%1' names no input file").arg(list)), describe(empty));
     }
 
     // ---- info, bench, sweep, Ctrl-C ---------------------------------------------------------
