@@ -1,7 +1,5 @@
 #include "bench_support.hpp"
 
-#include "generators.hpp"
-
 #include "kernellab/image.hpp"
 
 #include <QJsonObject>
@@ -53,45 +51,9 @@ QJsonObject toJson(const BenchOpSettings& s)
     };
 }
 
-app::RunRequest benchRequest(app::Op op, const BenchOpSettings& s, int cols, int rows, int depth, size_t frames)
-{
-    app::ParameterMap map;
-    map[QStringLiteral("op")] = app::toString(op);
-    app::GenerateSpec input;
-    input.channels = s.channels;
-    if (op == app::Op::Conv1D) {
-        input.image = false;
-        input.frames = frames;
-        input.rate = s.signalRate;
-        map[QStringLiteral("preset")] = QStringLiteral("low-pass");
-        map[QStringLiteral("taps")] = QString::number(s.taps);
-        map[QStringLiteral("cutoff")] = QString::number(s.signalRate / 8);
-    } else {
-        input.cols = cols;
-        input.rows = rows;
-        input.depth = depth;
-        input.imagePattern = s.imagePattern;
-        if (op == app::Op::Conv2D) {
-            map[QStringLiteral("preset")] = QStringLiteral("gaussian");
-            map[QStringLiteral("size")] = QString::number(s.kernelSize);
-        }
-    }
-    map[QStringLiteral("generate")] = app::toString(input);
-    app::RunRequest request;
-    app::loadInput(request, map);
-    app::configureRequest(request, map);
-    request.measureRoofs = false;
-    return request;
-}
-
 app::BackendResult runBackend(const app::RunRequest& request, app::Backend backend)
 {
-    app::RunRequest single = request;
-    single.backends = {backend};
-    app::RunControl control;
-    control.cancel = &cancelFlag();
-    app::RunResult result = app::execute(single, control);
-    return std::move(result.results.front());
+    return app::runBackend(request, backend, &cancelFlag());
 }
 
 void setCheckingRun(gpu::RunOptions& options, gpu::HostMemory memory)
@@ -101,13 +63,6 @@ void setCheckingRun(gpu::RunOptions& options, gpu::HostMemory memory)
     options.endToEnd = true;
     options.repetitions = 1;
     options.warmup = 0;
-}
-
-QString verify(const app::RunRequest& request, const app::BackendResult& actual, const app::BackendResult& reference)
-{
-    const std::optional<Comparison> c = app::compareResults(actual, reference);
-    if (!c) return QStringLiteral("no output to compare");
-    return app::disagreement(request, actual, reference, *c);
 }
 
 bool referenceIsAffordable(const app::RunRequest& request)

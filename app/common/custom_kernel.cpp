@@ -222,10 +222,7 @@ gpu::GpuReport runCustomKernel(const RunRequest& request, const gpu::RunOptions&
                                                  : uint64_t(outcome.counts.size() * sizeof(uint64_t));
     }
     report.kernelBytes = uint64_t(bytesMoved(request, out));
-    if (request.op == Op::Conv2D)
-        report.kernelFlops = 2.0 * double(job.taps.total()) * double(out.image.total()) * out.image.channels();
-    else if (request.op == Op::Conv1D)
-        report.kernelFlops = 2.0 * double(job.taps.total()) * double(out.signal.data.size());
+    report.kernelFlops = flopsDone(request, out);
     report.resources = outcome.resources;
     return report;
 }

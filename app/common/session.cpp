@@ -177,9 +177,12 @@ Comparison compareHistograms(const HistogramResult& actual, const HistogramResul
 /// unloading by then).
 struct SharedEngine {
     std::mutex mutex;
-    bool attempted = false;
-    std::unique_ptr<gpu::Engine> engine;
-    QString failure;
+    int device = 0;  ///< selectGpuDevice's choice
+    /// One engine per device used, kept when another is chosen: a run under way holds its engine.
+    std::map<int, std::unique_ptr<gpu::Engine>> engines;
+    std::map<int, QString> failures;  ///< why a device's engine could not be created
+    bool postRoutineAdded = false;
+    bool released = false;
 };
 
 SharedEngine& sharedEngineState()
@@ -192,8 +195,8 @@ void releaseSharedEngine()
 {
     SharedEngine& shared = sharedEngineState();
     const std::lock_guard<std::mutex> lock(shared.mutex);
-    shared.engine.reset();
-    shared.failure = noGpuMessage(QStringLiteral("the engine was released when the application ended"));
+    shared.engines.clear();
+    shared.released = true;
 }
 
 Signal asSignal(const std::vector<float>& samples)
@@ -278,26 +281,60 @@ const BackendResult* RunResult::find(Backend b) const
     return nullptr;
 }
 
+bool selectGpuDevice(int index, QString* reason)
+{
+    const std::vector<gpu::DeviceInfo> devices = gpu::listDevices();
+    if (index >= 0 && index < int(devices.size())) {
+        SharedEngine& shared = sharedEngineState();
+        const std::lock_guard<std::mutex> lock(shared.mutex);
+        shared.device = index;
+        return true;
+    }
+    if (devices.empty()) {
+        *reason = noGpuMessage(QString::fromStdString(gpu::gpuStatus().reason));
+    } else {
+        QStringList names;
+        for (const gpu::DeviceInfo& d : devices) names << QStringLiteral("%1 (%2)").arg(d.index).arg(QString::fromStdString(d.name));
+        *reason = QStringLiteral("there is no GPU %1; the devices are %2").arg(index).arg(names.join(QStringLiteral(", ")));
+    }
+    return false;
+}
+
+int selectedGpuDevice()
+{
+    SharedEngine& shared = sharedEngineState();
+    const std::lock_guard<std::mutex> lock(shared.mutex);
+    return shared.device;
+}
+
 gpu::Engine* sharedEngine(QString* reasonIfNone)
 {
     SharedEngine& shared = sharedEngineState();
     const std::lock_guard<std::mutex> lock(shared.mutex);
-    if (!shared.attempted) {
-        shared.attempted = true;
+    if (shared.released) {
+        if (reasonIfNone) *reasonIfNone = noGpuMessage(QStringLiteral("the engine was released when the application ended"));
+        return nullptr;
+    }
+    std::unique_ptr<gpu::Engine>& engine = shared.engines[shared.device];
+    QString& failure = shared.failures[shared.device];
+    if (!engine && failure.isEmpty()) {
         const gpu::GpuStatus status = gpu::gpuStatus();
         if (!status.available) {
-            shared.failure = noGpuMessage(QString::fromStdString(status.reason));
+            failure = noGpuMessage(QString::fromStdString(status.reason));
         } else {
             try {
-                shared.engine = std::make_unique<gpu::Engine>();
-                if (QCoreApplication::instance()) qAddPostRoutine(releaseSharedEngine);
+                engine = std::make_unique<gpu::Engine>(shared.device);
+                if (QCoreApplication::instance() && !shared.postRoutineAdded) {
+                    qAddPostRoutine(releaseSharedEngine);
+                    shared.postRoutineAdded = true;
+                }
             } catch (const std::exception& e) {
-                shared.failure = noGpuMessage(QString::fromUtf8(e.what()));
+                failure = noGpuMessage(QString::fromUtf8(e.what()));
             }
         }
     }
-    if (!shared.engine && reasonIfNone) *reasonIfNone = shared.failure;
-    return shared.engine.get();
+    if (!engine && reasonIfNone) *reasonIfNone = failure;
+    return engine.get();
 }
 
 RunResult execute(const RunRequest& request, const RunControl& control)
@@ -461,6 +498,14 @@ double bytesMoved(const RunRequest& request, const BackendResult& result)
     else if (!result.interleaved.empty()) output = double(result.interleaved.size() * sizeof(float));
     // Histogram counts are a few KiB: the input dominates.
     return input + output;
+}
+
+double flopsDone(const RunRequest& request, const BackendResult& result)
+{
+    if (request.op == Op::Conv2D)
+        return 2.0 * double(request.conv2d.kernel.total()) * double(result.image.total()) * result.image.channels();
+    if (request.op == Op::Conv1D) return 2.0 * double(request.conv1d.taps.size()) * double(result.signal.data.size());
+    return 0;
 }
 
 double cpuGBs(const RunRequest& request, const BackendResult& result)

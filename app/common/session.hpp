@@ -140,6 +140,10 @@ QString disagreement(const RunRequest& request, const BackendResult& actual, con
 /// The bytes one run of the op moves by the documented count (README "Bytes per op"): input read
 /// and output written (conv1d also the taps; histogram the input only).
 double bytesMoved(const RunRequest& request, const BackendResult& result);
+/// The floating-point operations one run of the op does by the documented count (README "Bytes
+/// per op"), a multiply-add counting 2: conv2d 2 per tap per output element, conv1d 2 per tap per
+/// output sample; 0 for histogram and transpose, which do none.
+double flopsDone(const RunRequest& request, const BackendResult& result);
 /// A CPU backend's median GB/s by bytesMoved, and that as a share of the host memory bandwidth
 /// measured in the run (0 when there is none).
 double cpuGBs(const RunRequest& request, const BackendResult& result);
@@ -158,6 +162,9 @@ QString whyNotApplicable(const RunRequest& request, const QString& variant, cons
 QJsonObject toJson(const RunResult& result);
 /// One row per backend: backend, variant, median/min/max ms, stages, GB/s, % of copy, errors.
 QString toCsv(const RunResult& result);
+/// toCsv's columns, as its header line names them, and its rows (fields quoted where needed).
+const QStringList& csvColumns();
+std::vector<QStringList> csvRows(const RunResult& result);
 /// Building blocks of the report, also used by the CLI's info and bench output.
 QJsonObject toJson(const TimingStats& stats);    ///< {median, min, max, repetitions}
 QJsonObject toJson(const Comparison& comparison);
@@ -167,9 +174,16 @@ QJsonObject toJson(const gpu::GpuReport& report, double copyBandwidthGBs);
 /// Versions of Qt, OpenCV, CUDA runtime/driver, cuFFT, and the CPU model/thread count.
 QJsonObject environmentJson();
 
-/// The shared GPU engine, created on first use; nullptr when there is no usable GPU, with
-/// `reasonIfNone` set to "no CUDA device: <reason>". It is destroyed with the QCoreApplication
+/// The shared GPU engine of the chosen device (selectGpuDevice), created on first use; nullptr
+/// when there is no usable GPU, with `reasonIfNone` set to "no CUDA device: <reason>". It is destroyed with the QCoreApplication
 /// (or at exit when there is none), so it must not be used after that.
 gpu::Engine* sharedEngine(QString* reasonIfNone = nullptr);
+/// Makes GPU `index` (gpu::listDevices()) the one sharedEngine() runs on from now on (0 until
+/// chosen). An engine already made for another device is kept, so that a run under way finishes
+/// on it. False, with `reason` naming the devices there are (or why there is none), when `index`
+/// is not one of them.
+bool selectGpuDevice(int index, QString* reason);
+/// The device selectGpuDevice chose last (0 by default).
+int selectedGpuDevice();
 
 } // namespace kl::app

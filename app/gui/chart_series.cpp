@@ -53,6 +53,18 @@ QList<QPointF> minMaxEnvelope(const float* samples, size_t count, double rate, d
     return points;
 }
 
+QColor cpuBackendColour(app::Backend backend)
+{
+    return backend == app::Backend::CpuReference ? QColor(120, 120, 120) : QColor(40, 90, 220);
+}
+
+std::pair<double, double> wholeDecades(double lo, double hi)
+{
+    const double decadeLo = std::pow(10.0, std::floor(std::log10(lo)));
+    const double decadeHi = std::pow(10.0, std::ceil(std::log10(hi)));
+    return {decadeLo, decadeHi > decadeLo ? decadeHi : decadeLo * 10};
+}
+
 double niceStep(double span, int ticks)
 {
     if (!(span > 0)) return 1;

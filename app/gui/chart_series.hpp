@@ -1,10 +1,14 @@
 #pragma once
 // Feeding Qt Charts series in bulk: one replace() per update (one repaint, not one per
 // point, as Qt's audio example does) and min/max decimation for long signals.
+#include "session.hpp"
+
+#include <QColor>
 #include <QList>
 #include <QPointF>
 
 #include <cstddef>
+#include <utility>
 
 class QChart;
 class QXYSeries;
@@ -24,6 +28,12 @@ void replacePoints(QXYSeries* series, const QList<QPointF>& points);
 /// sample, so every peak stays visible while the series has O(columns) points.
 QList<QPointF> minMaxEnvelope(const float* samples, size_t count, double rate, double fromSeconds,
                               double toSeconds, int columns);
+
+/// The colour of a CPU backend's line or point in every chart (cpu-ref grey, cpu-opencv blue).
+QColor cpuBackendColour(app::Backend backend);
+
+/// `lo` and `hi` widened to whole decades, so that a log axis over them has labelled ticks.
+std::pair<double, double> wholeDecades(double lo, double hi);
 
 /// A "nice" tick step (1, 2 or 5 times a power of ten) giving about `ticks` intervals over `span`.
 double niceStep(double span, int ticks);

@@ -27,24 +27,38 @@ QColor channelColor(const std::string& label)
     return QColor(60, 60, 60);
 }
 
-/// "" when the two results agree count for count; otherwise where they first differ.
+/// "" when the two results agree count for count (the values left out of the bins included);
+/// otherwise where they first differ.
 QString describeMismatch(const HistogramResult& cpu, const HistogramResult& gpu)
 {
     if (cpu.labels != gpu.labels || cpu.binning.bins != gpu.binning.bins)
         return QObject::tr("CPU and GPU histograms have different channels or bins");
     int differing = 0;
     QString first;
-    for (size_t c = 0; c < cpu.counts.size(); ++c)
-        for (size_t bin = 0; bin < cpu.counts[c].size(); ++bin) {
-            if (cpu.counts[c][bin] == gpu.counts[c][bin]) continue;
-            if (differing++ == 0)
-                first = QObject::tr("first: channel %1, bin %2: CPU %3, GPU %4")
-                            .arg(QString::fromStdString(cpu.labels[c]))
-                            .arg(bin)
-                            .arg(cpu.counts[c][bin])
-                            .arg(gpu.counts[c][bin]);
-        }
-    return differing ? QObject::tr("Mismatch: %1 bins differ (%2)").arg(differing).arg(first) : QString();
+    const auto differ = [&](const QString& where, uint64_t cpuCount, uint64_t gpuCount) {
+        if (cpuCount == gpuCount) return;
+        if (differing++ == 0) first = QObject::tr("first: %1: CPU %2, GPU %3").arg(where).arg(cpuCount).arg(gpuCount);
+    };
+    for (size_t c = 0; c < cpu.counts.size(); ++c) {
+        const QString channel = QString::fromStdString(cpu.labels[c]);
+        for (size_t bin = 0; bin < cpu.counts[c].size(); ++bin)
+            differ(QObject::tr("channel %1, bin %2").arg(channel).arg(bin), cpu.counts[c][bin], gpu.counts[c][bin]);
+        differ(QObject::tr("channel %1, out of range").arg(channel), cpu.outOfRange[c], gpu.outOfRange[c]);
+        differ(QObject::tr("channel %1, NaN").arg(channel), cpu.nanCount[c], gpu.nanCount[c]);
+    }
+    return differing ? QObject::tr("Mismatch: %1 counts differ (%2)").arg(differing).arg(first) : QString();
+}
+
+/// "cpu: B 0 / 0 · G 12 / 3": out of range / NaN per channel.
+QString notBinned(const QString& source, const HistogramResult& histogram)
+{
+    QStringList channels;
+    for (size_t c = 0; c < histogram.counts.size(); ++c)
+        channels << QStringLiteral("%1 %2 / %3")
+                        .arg(QString::fromStdString(histogram.labels[c]))
+                        .arg(histogram.outOfRange[c])
+                        .arg(histogram.nanCount[c]);
+    return source + QStringLiteral(": ") + channels.join(QStringLiteral(" · "));
 }
 
 } // namespace
@@ -61,6 +75,11 @@ HistogramPanel::HistogramPanel(QWidget* parent)
     top->addWidget(logScale_);
     top->addWidget(mismatch_, 1);
     layout->addLayout(top);
+    notBinned_ = new QLabel;
+    notBinned_->setWordWrap(true);
+    notBinned_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    notBinned_->setToolTip(tr("Values outside the bins' range [lo, hi) and NaNs are not binned but counted, per channel"));
+    layout->addWidget(notBinned_);
     auto* charts = new QHBoxLayout;
     for (Chart* c : {&input_, &output_}) {
         c->chart = new QChart;
@@ -112,6 +131,11 @@ QString HistogramPanel::mismatchText() const
     return mismatch_->text();
 }
 
+QString HistogramPanel::notBinnedText() const
+{
+    return notBinned_->text();
+}
+
 void HistogramPanel::replot()
 {
     for (Chart* c : {&input_, &output_}) {
@@ -129,6 +153,13 @@ void HistogramPanel::replot()
     }
     if (shown_.cpuOutput) plot(output_, QStringLiteral("cpu"), *shown_.cpuOutput, false);
     if (shown_.gpuOutput) plot(output_, QStringLiteral("gpu"), *shown_.gpuOutput, true);
+
+    QStringList notBinnedLines;
+    if (shown_.input && !resultOfOp_) notBinnedLines << notBinned(tr("input (%1)").arg(shown_.backend), *shown_.input);
+    if (shown_.cpuOutput) notBinnedLines << notBinned(QStringLiteral("cpu"), *shown_.cpuOutput);
+    if (shown_.gpuOutput) notBinnedLines << notBinned(QStringLiteral("gpu"), *shown_.gpuOutput);
+    notBinned_->setText(notBinnedLines.isEmpty() ? QString()
+                                                 : tr("Not binned (out of range / NaN) — %1").arg(notBinnedLines.join(QStringLiteral("; "))));
 
     QString mismatch;
     if (shown_.cpuOutput && shown_.gpuOutput) mismatch = describeMismatch(*shown_.cpuOutput, *shown_.gpuOutput);

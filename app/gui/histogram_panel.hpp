@@ -1,6 +1,7 @@
 #pragma once
 // Histograms of the input and of the outputs (per channel + luminance), CPU and GPU
-// overlaid with any mismatch flagged; for the Histogram op, the op's own results.
+// overlaid with any mismatch flagged and the values each left out of its bins; for the
+// Histogram op, the op's own results.
 #include "run_worker.hpp"
 
 #include <QWidget>
@@ -26,6 +27,8 @@ public:
     /// A plotted series: chart "input" or "output", name "<source> <label>" ("gpu Y", "cpu 0"); null if absent.
     [[nodiscard]] QLineSeries* findSeries(const QString& chart, const QString& name) const;
     [[nodiscard]] QString mismatchText() const;
+    /// The values outside the bins' range and the NaNs, per histogram shown and channel.
+    [[nodiscard]] QString notBinnedText() const;
     void setLogScale(bool on);
 
 private:
@@ -39,6 +42,7 @@ private:
 
     Chart input_, output_;
     QLabel* mismatch_ = nullptr;
+    QLabel* notBinned_ = nullptr;
     QCheckBox* logScale_ = nullptr;
     HistogramSet shown_;
     bool resultOfOp_ = false;

@@ -55,7 +55,7 @@ int main(int argc, char** argv)
     const QCommandLineOption screenshotOption(
         QStringLiteral("screenshot"), QStringLiteral("Run, save a PNG of the window to FILE and exit."), QStringLiteral("FILE"));
     const QCommandLineOption panelOption(QStringLiteral("panel"),
-                                         QStringLiteral("Panel in front: timings, streams, histogram or log."),
+                                         QStringLiteral("Panel in front: timings, streams, histogram, roofline or log."),
                                          QStringLiteral("NAME"));
     parser.addOptions({openOption, opOption, presetOption, backendsOption, memoryOption, streamsOption, compareOption,
                        logOption, panelOption, screenshotOption});
@@ -97,7 +97,7 @@ int main(int argc, char** argv)
         }
         if (parser.isSet(logOption)) window.timingsPanel()->setLogScale(true);
         if (parser.isSet(panelOption) && !window.showPanel(parser.value(panelOption)))
-            return fail(QStringLiteral("--panel: '%1' is not timings, streams, histogram or log").arg(parser.value(panelOption)));
+            return fail(QStringLiteral("--panel: '%1' is not timings, streams, histogram, roofline or log").arg(parser.value(panelOption)));
     } catch (const std::exception& e) {
         return fail(QString::fromUtf8(e.what()));
     }

@@ -4,10 +4,13 @@
 #include "custom_kernel.hpp"
 #include "execution_panel.hpp"
 #include "histogram_panel.hpp"
+#include "histogram_view.hpp"
 #include "kernel_source_panel.hpp"
 #include "operation_panel.hpp"
+#include "roofline_panel.hpp"
 #include "signal_view.hpp"
 #include "streams_panel.hpp"
+#include "sweep_dialog.hpp"
 #include "timings_panel.hpp"
 
 #include "kernellab/image.hpp"
@@ -28,6 +31,8 @@
 #include <QStatusBar>
 #include <QToolButton>
 #include <QtConcurrent/QtConcurrentRun>
+
+#include <utility>
 
 // The resources live in this static library, whose registration object the linker would
 // otherwise leave out; Q_INIT_RESOURCE must be called outside any namespace.
@@ -70,12 +75,10 @@ QString windowNote(const DisplayImage& display)
 }
 
 /// Why a view has no output for a backend (the engine's error, or that it was not run).
-QString missingOutput(const app::RunResult& result, const app::BackendResult* r, const QString& what)
+QString missingOutput(const app::BackendResult* r, const QString& what)
 {
     if (!r) return QObject::tr("%1 was not selected to run (Execution panel)").arg(what);
-    if (!r->ok()) return r->error;
-    if (result.request.op == app::Op::Histogram) return QObject::tr("Histogram results are in the Histogram panel");
-    return {};
+    return r->error;
 }
 
 /// The first CPU backend that ran, failed or not (what the CPU view explains when none succeeded).
@@ -143,8 +146,10 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
     views_ = new QStackedWidget;
     images_ = new ImageGrid;
     signals_ = new SignalView;
+    histogramView_ = new HistogramView;
     views_->addWidget(images_);
     views_->addWidget(signals_);
+    views_->addWidget(histogramView_);
     setCentralWidget(views_);
 
     worker_ = new RunWorker(this);
@@ -234,7 +239,35 @@ MainWindow::MainWindow(bool interactive, QWidget* parent)
 
 MainWindow::~MainWindow()
 {
+    delete sweep_;  // before the worker it asks whether the engine is free
     loader_.waitForFinished();
+}
+
+SweepDialog* MainWindow::openSweep()
+{
+    if (sweep_) return sweep_;
+    runAfterSweep_ = isBusy();
+    cancelRun();
+    sweep_ = new SweepDialog(operation_->op(), [worker = worker_] { return worker->busy(); }, this);
+    sweep_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(sweep_, &QDialog::finished, this, [this] {
+        sweep_ = nullptr;
+        if (std::exchange(runAfterSweep_, false)) runNow();
+    });
+    sweep_->open();
+    return sweep_;
+}
+
+QWidget* MainWindow::mainView() const
+{
+    return views_->currentWidget();
+}
+
+void MainWindow::showMainViewFor(bool signal, app::Op op)
+{
+    if (signal) views_->setCurrentWidget(signals_);
+    else if (op == app::Op::Histogram) views_->setCurrentWidget(histogramView_);
+    else views_->setCurrentWidget(images_);
 }
 
 bool MainWindow::showPanel(const QString& name)
@@ -301,16 +334,17 @@ void MainWindow::inputReady()
     const bool isSignal = input_.signal != nullptr;
     const QString description =
         QString::fromStdString(isSignal ? describeSignal(*input_.signal) : describeImage(input_.image));
-    views_->setCurrentWidget(isSignal ? static_cast<QWidget*>(signals_) : images_);
+    showMainViewFor(isSignal, operation_->op());
     operation_->setInput(isSignal, isSignal ? input_.signal->sampleRate : 0.0);
     if (isSignal) {
         signals_->setTrace(SignalView::Trace::Input, input_.signal,
                            tr("Input · %1 · %2").arg(fileLabel(input_.name), description));
     } else {
+        const QString caption = tr("Input · %1 · %2%3").arg(fileLabel(input_.name), description, windowNote(loaded.display));
         images_->view(ImageGrid::Pane::Input)->setImage(input_.image, loaded.display);
-        images_->setCaption(ImageGrid::Pane::Input,
-                            tr("Input · %1 · %2%3").arg(fileLabel(input_.name), description, windowNote(loaded.display)));
+        images_->setCaption(ImageGrid::Pane::Input, caption);
         images_->sync()->fit();
+        histogramView_->setInput(input_.image, loaded.display, caption);
     }
     clearOutputs(tr("Running…"));
     if (loading_.contains(QStringLiteral("input"))) addRecentFile(loading_.value(QStringLiteral("input")));
@@ -333,6 +367,11 @@ bool MainWindow::isBusy() const
 void MainWindow::runNow()
 {
     rerun_.stop();
+    if (sweep_) {
+        runAfterSweep_ = true;
+        statusBar()->showMessage(tr("Runs wait for the size sweep to close"));
+        return;
+    }
     if (input_.empty()) {
         statusBar()->showMessage(tr("Open an image or a signal first"));
         return;
@@ -415,10 +454,12 @@ void MainWindow::showOutcome(const std::shared_ptr<const RunOutcome>& outcome)
     outcome_ = outcome;
     setProgress(false);
     const app::RunResult& main = outcome->main;
+    showMainViewFor(main.request.image.empty(), main.request.op);
     if (main.request.image.empty()) showSignalOutcome(*outcome);
     else showImageOutcome(*outcome);
     timings_->showOutcome(*outcome);
     streams_->showOutcome(*outcome);
+    roofline_->showOutcome(*outcome);
 
     QStringList summary;
     for (const app::BackendResult& r : main.results) {
@@ -455,6 +496,14 @@ void MainWindow::showOutcome(const std::shared_ptr<const RunOutcome>& outcome)
 void MainWindow::showImageOutcome(const RunOutcome& outcome)
 {
     const app::RunResult& main = outcome.main;
+    if (main.request.op == app::Op::Histogram) {
+        QStringList failures;
+        for (const app::BackendResult& r : main.results)
+            if (!r.ok()) failures << QStringLiteral("%1: %2").arg(app::toString(r.backend), r.error);
+        histogramView_->showResults(outcome.histograms, failures);
+        histogram_->showMessage(tr("The Histogram op's results are in the main area"));
+        return;
+    }
     const app::BackendResult* cpu = shownCpuResult(main);
     const app::BackendResult* gpuResult = main.find(app::Backend::Gpu);
     ImageView* cpuView = images_->view(ImageGrid::Pane::Cpu);
@@ -465,14 +514,14 @@ void MainWindow::showImageOutcome(const RunOutcome& outcome)
         cpuView->setImage(cpu->image, outcome.cpuImage);
         images_->setCaption(ImageGrid::Pane::Cpu, backendCaption(*cpu) + windowNote(outcome.cpuImage));
     } else {
-        cpuView->showMessage(missingOutput(main, cpu ? cpu : firstCpuResult(main), tr("No CPU backend")));
+        cpuView->showMessage(missingOutput(cpu ? cpu : firstCpuResult(main), tr("No CPU backend")));
         images_->setCaption(ImageGrid::Pane::Cpu, tr("CPU"));
     }
     if (gpuResult && gpuResult->ok() && !gpuResult->image.empty()) {
         gpuView->setImage(gpuResult->image, outcome.gpuImage);
         images_->setCaption(ImageGrid::Pane::Gpu, backendCaption(*gpuResult) + windowNote(outcome.gpuImage));
     } else {
-        gpuView->showMessage(missingOutput(main, gpuResult, tr("The GPU")));
+        gpuView->showMessage(missingOutput(gpuResult, tr("The GPU")));
         images_->setCaption(ImageGrid::Pane::Gpu, gpuResult && !gpuResult->ok() ? tr("GPU · unavailable") : tr("GPU"));
     }
     if (outcome.differenceBackend && cpu) {
@@ -489,14 +538,12 @@ void MainWindow::showImageOutcome(const RunOutcome& outcome)
                             tr("Difference |%1 − %2|%3")
                                 .arg(app::toString(*outcome.differenceBackend), app::toString(cpu->backend), stats));
     } else {
-        diffView->showMessage(main.request.op == app::Op::Histogram
-                                  ? tr("Histogram results are compared in the Histogram panel")
-                                  : tr("The difference needs a CPU output and a second output (GPU or the other CPU "
-                                       "backend).\n%1")
-                                        .arg(gpuResult && !gpuResult->ok() ? gpuResult->error : QString()));
+        diffView->showMessage(tr("The difference needs a CPU output and a second output (GPU or the other CPU "
+                                 "backend).\n%1")
+                                  .arg(gpuResult && !gpuResult->ok() ? gpuResult->error : QString()));
         images_->setCaption(ImageGrid::Pane::Difference, tr("Difference"));
     }
-    histogram_->showHistograms(outcome.histograms, main.request.op == app::Op::Histogram);
+    histogram_->showHistograms(outcome.histograms, false);
 }
 
 void MainWindow::showSignalOutcome(const RunOutcome& outcome)
@@ -514,11 +561,11 @@ void MainWindow::showSignalOutcome(const RunOutcome& outcome)
         signals_->setTrace(SignalView::Trace::Cpu, outcome.cpuSignal, backendCaption(*cpu) + layout);
     else
         signals_->setTrace(SignalView::Trace::Cpu, nullptr,
-                           tr("CPU: %1").arg(missingOutput(main, firstCpuResult(main), tr("No CPU backend"))));
+                           tr("CPU: %1").arg(missingOutput(firstCpuResult(main), tr("No CPU backend"))));
     if (outcome.gpuSignal)
         signals_->setTrace(SignalView::Trace::Gpu, outcome.gpuSignal, backendCaption(*gpuResult) + layout);
     else
-        signals_->setTrace(SignalView::Trace::Gpu, nullptr, tr("GPU: %1").arg(missingOutput(main, gpuResult, tr("The GPU"))));
+        signals_->setTrace(SignalView::Trace::Gpu, nullptr, tr("GPU: %1").arg(missingOutput(gpuResult, tr("The GPU"))));
     histogram_->showMessage(tr("Histograms are computed for image inputs."));
 }
 
@@ -534,6 +581,8 @@ void MainWindow::clearOutputs(const QString& why)
     timings_->showMessage(why);
     streams_->showMessage(why);
     histogram_->showMessage(why);
+    histogramView_->showMessage(why);
+    roofline_->showMessage(why);
     outcome_.reset();
 }
 

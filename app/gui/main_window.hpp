@@ -8,6 +8,7 @@
 
 #include <QFutureWatcher>
 #include <QMainWindow>
+#include <QPointer>
 #include <QTimer>
 
 #include <memory>
@@ -23,10 +24,13 @@ namespace kl::gui {
 
 class ExecutionPanel;
 class HistogramPanel;
+class HistogramView;
 class KernelSourcePanel;
 class OperationPanel;
+class RooflinePanel;
 class SignalView;
 class StreamsPanel;
+class SweepDialog;
 class TimingsPanel;
 
 /// An input as loaded (or generated) in the background, with its display image.
@@ -65,7 +69,12 @@ public:
     bool saveReport(const QString& path);
     bool saveWidgetPng(QWidget* widget, const QString& path);
 
-    /// Brings a panel to the front: "operation", "execution", "timings", "streams", "histogram", "log" or "kernel".
+    /// Run → Size sweep…: cancels the window's run (the sweep uses the same engine) and opens the
+    /// sweep dialog, window-modal, on the current op; runs wait until it closes. Returns the dialog.
+    SweepDialog* openSweep();
+
+    /// Brings a panel to the front: "operation", "execution", "timings", "streams", "histogram",
+    /// "roofline", "log" or "kernel".
     bool showPanel(const QString& name);
     /// Loading, running, or a re-run pending.
     [[nodiscard]] bool isBusy() const;
@@ -77,6 +86,11 @@ public:
     [[nodiscard]] TimingsPanel* timingsPanel() const { return timings_; }
     [[nodiscard]] StreamsPanel* streamsPanel() const { return streams_; }
     [[nodiscard]] HistogramPanel* histogramPanel() const { return histogram_; }
+    /// The Histogram op's main area (its histograms beside the input image).
+    [[nodiscard]] HistogramView* histogramView() const { return histogramView_; }
+    [[nodiscard]] RooflinePanel* rooflinePanel() const { return roofline_; }
+    /// What the main area shows: the image grid, the signal view or the histogram view.
+    [[nodiscard]] QWidget* mainView() const;
     [[nodiscard]] KernelSourcePanel* kernelSourcePanel() const { return kernelSource_; }
     [[nodiscard]] RunWorker* worker() const { return worker_; }
     /// The last outcome shown (null before the first run finishes).
@@ -106,6 +120,8 @@ private:
     void showOutcome(const std::shared_ptr<const RunOutcome>& outcome);
     void showImageOutcome(const RunOutcome& outcome);
     void showSignalOutcome(const RunOutcome& outcome);
+    /// The main area for an input kind and op: signals, the Histogram op's view, or the image grid.
+    void showMainViewFor(bool signal, app::Op op);
     void clearOutputs(const QString& why);
     void logLine(const QString& line);
     void reportError(const QString& message);
@@ -127,9 +143,11 @@ private:
     TimingsPanel* timings_ = nullptr;
     StreamsPanel* streams_ = nullptr;
     HistogramPanel* histogram_ = nullptr;
+    HistogramView* histogramView_ = nullptr;
+    RooflinePanel* roofline_ = nullptr;
     KernelSourcePanel* kernelSource_ = nullptr;
     QPlainTextEdit* log_ = nullptr;
-    QStackedWidget* views_ = nullptr;  ///< the image grid or the signal view
+    QStackedWidget* views_ = nullptr;  ///< the image grid, the signal view or the histogram view
     QProgressBar* progress_ = nullptr;
     QToolButton* cancelButton_ = nullptr;
     QLabel* zoom_ = nullptr;
@@ -137,6 +155,8 @@ private:
     QMenu* samplesMenu_ = nullptr;
 
     RunWorker* worker_ = nullptr;
+    QPointer<SweepDialog> sweep_;  ///< open: runs wait for it to close
+    bool runAfterSweep_ = false;   ///< a run was cancelled or asked for while it was open
     QTimer rerun_;
     QFutureWatcher<LoadedInput> loader_;
     app::ParameterMap loading_;   ///< what the loader is loading (to retry with a sample rate)

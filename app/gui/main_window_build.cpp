@@ -8,6 +8,7 @@
 #include "histogram_panel.hpp"
 #include "kernel_source_panel.hpp"
 #include "operation_panel.hpp"
+#include "roofline_panel.hpp"
 #include "streams_panel.hpp"
 #include "timings_panel.hpp"
 
@@ -15,6 +16,7 @@
 #include "kernellab/signal_io.hpp"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -51,6 +53,7 @@ void MainWindow::buildDocks()
     timings_ = new TimingsPanel;
     streams_ = new StreamsPanel;
     histogram_ = new HistogramPanel;
+    roofline_ = new RooflinePanel;
     kernelSource_ = new KernelSourcePanel;
     log_ = new QPlainTextEdit;
     log_->setReadOnly(true);
@@ -82,11 +85,13 @@ void MainWindow::buildDocks()
     QDockWidget* timingsDock = dock(tr("Timings"), QStringLiteral("timingsDock"), timings_, Qt::BottomDockWidgetArea);
     QDockWidget* streamsDock = dock(tr("Streams"), QStringLiteral("streamsDock"), streams_, Qt::BottomDockWidgetArea);
     QDockWidget* histogramDock = dock(tr("Histogram"), QStringLiteral("histogramDock"), histogram_, Qt::BottomDockWidgetArea);
+    QDockWidget* rooflineDock = dock(tr("Roofline"), QStringLiteral("rooflineDock"), roofline_, Qt::BottomDockWidgetArea);
     QDockWidget* logDock = dock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
     QDockWidget* kernelDock = dock(tr("Kernel source"), QStringLiteral("kernelDock"), kernelSource_, Qt::BottomDockWidgetArea);
     tabifyDockWidget(timingsDock, streamsDock);
     tabifyDockWidget(streamsDock, histogramDock);
-    tabifyDockWidget(histogramDock, logDock);
+    tabifyDockWidget(histogramDock, rooflineDock);
+    tabifyDockWidget(rooflineDock, logDock);
     tabifyDockWidget(logDock, kernelDock);
     timingsDock->raise();
     resizeDocks({timingsDock}, {280}, Qt::Vertical);
@@ -126,6 +131,7 @@ void MainWindow::buildActions()
     png->addAction(tr("Timings…"), this, [this] { saveWidgetPngAs(timings_, QStringLiteral("timings.png")); });
     png->addAction(tr("Streams…"), this, [this] { saveWidgetPngAs(streams_, QStringLiteral("streams.png")); });
     png->addAction(tr("Histogram…"), this, [this] { saveWidgetPngAs(histogram_, QStringLiteral("histogram.png")); });
+    png->addAction(tr("Roofline…"), this, [this] { saveWidgetPngAs(roofline_, QStringLiteral("roofline.png")); });
     png->addAction(tr("Whole window…"), this, [this] { saveWidgetPngAs(this, QStringLiteral("kernellab.png")); });
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
@@ -136,6 +142,24 @@ void MainWindow::buildActions()
     runAction->setShortcut(QKeySequence(Qt::Key_F5));
     QAction* cancel = run->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), this, &MainWindow::cancelRun);
     cancel->setShortcut(QKeySequence(Qt::Key_Escape));
+    run->addAction(tr("Size &sweep…"), this, &MainWindow::openSweep);
+    // A choice only on a host with several GPUs; one GPU is shown checked, none says why.
+    QMenu* device = run->addMenu(tr("&Device"));
+    auto* devices = new QActionGroup(device);
+    for (const gpu::DeviceInfo& d : gpu::listDevices()) {
+        QAction* choice = devices->addAction(tr("GPU %1: %2").arg(d.index).arg(QString::fromStdString(d.name)));
+        choice->setCheckable(true);
+        choice->setChecked(d.index == app::selectedGpuDevice());
+        connect(choice, &QAction::triggered, this, [this, index = d.index] {
+            QString reason;
+            if (app::selectGpuDevice(index, &reason)) logLine(tr("Runs use GPU %1 from now on").arg(index));
+            else reportError(reason);
+        });
+    }
+    device->addActions(devices->actions());
+    if (devices->actions().size() == 1) devices->actions().first()->setEnabled(false);
+    if (devices->actions().isEmpty())
+        device->addAction(tr("No GPU: %1").arg(QString::fromStdString(gpu::gpuStatus().reason)))->setEnabled(false);
 
     QMenu* kernel = menuBar()->addMenu(tr("&Kernel"));
     QAction* compile = kernel->addAction(tr("&Compile"), this, &MainWindow::compileKernel);
@@ -152,6 +176,7 @@ void MainWindow::buildActions()
     QAction* zoomOut = view->addAction(tr("Zoom &out"), this, [this] { images_->sync()->zoomBy(0.8); });
     zoomOut->setShortcut(QKeySequence::ZoomOut);
     view->addSeparator();
+    view->addAction(tr("&Roofline"), this, [this] { showPanel(QStringLiteral("roofline")); });
     QMenu* panels = view->addMenu(tr("&Panels"));
     for (QDockWidget* d : findChildren<QDockWidget*>()) panels->addAction(d->toggleViewAction());
 

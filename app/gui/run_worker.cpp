@@ -240,6 +240,7 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
     const app::BackendResult* cpu = shownCpuResult(main);
     const app::BackendResult* gpuResult = main.find(app::Backend::Gpu);
     const app::BackendResult* compared = comparedResult(main);
+    if (gpuResult && gpuResult->ok()) outcome->fmaPeakGFlops = fmaPeakGFlops();
     HistogramSet& histograms = outcome->histograms;
     if (request.op == app::Op::Histogram) {
         if (cpu) histograms.cpuOutput = cpu->histogram;
@@ -266,6 +267,15 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
         outcome->differenceBackend = compared->backend;
     }
     return outcome;
+}
+
+double RunWorker::fmaPeakGFlops()
+{
+    gpu::Engine* engine = app::sharedEngine();
+    if (!engine) return 0;
+    const int device = engine->device().index;
+    const auto known = fmaPeaks_.find(device);
+    return known != fmaPeaks_.end() ? known->second : fmaPeaks_[device] = engine->measureFmaPeakGFlops();
 }
 
 } // namespace kl::gui

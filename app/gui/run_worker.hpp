@@ -9,6 +9,7 @@
 #include <QWaitCondition>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -50,6 +51,9 @@ struct RunOutcome {
     std::optional<app::RunResult> singleStream;  ///< the 1-stream baseline when the job used more streams
     std::vector<app::RunResult> threadScaling;   ///< cpu-opencv alone on each of those counts, in order
     HistogramSet histograms;
+    /// The GPU's fp32 FMA roof (Engine::measureFmaPeakGFlops), measured once per device in this
+    /// session on its first successful GPU run; 0 without one.
+    double fmaPeakGFlops = 0;
     /// The views' images: CPU = first successful CPU backend, GPU, and |other - CPU|.
     DisplayImage cpuImage, gpuImage, differenceImage;
     /// The waveforms' signals (a transposed signal's interleaved samples as one channel at channels x the rate).
@@ -93,6 +97,8 @@ protected:
 
 private:
     std::shared_ptr<RunOutcome> process(quint64 id, const RunJob& job);
+    /// The shared engine's FMA peak, measured on the first call per device (worker thread only).
+    double fmaPeakGFlops();
 
     mutable QMutex mutex_;
     QWaitCondition wake_;
@@ -102,6 +108,7 @@ private:
     bool inFlight_ = false;
     bool quit_ = false;
     std::atomic<bool> cancel_{false};
+    std::map<int, double> fmaPeaks_;  ///< by device index
 };
 
 } // namespace kl::gui

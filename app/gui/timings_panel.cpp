@@ -1,6 +1,7 @@
 #include "timings_panel.hpp"
 
 #include "chart_series.hpp"
+#include "table_items.hpp"
 #include "timeline_widget.hpp"
 
 #include <QBarCategoryAxis>
@@ -9,11 +10,11 @@
 #include <QChartView>
 #include <QGraphicsLayout>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QCategoryAxis>
 #include <QCheckBox>
 #include <QHorizontalStackedBarSeries>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QValueAxis>
@@ -26,6 +27,10 @@
 
 namespace kl::gui {
 namespace {
+
+/// Longest over shortest bar beyond which the time axis is logarithmic by default: on a linear
+/// axis a bar under 1/20 of the longest (a GPU run beside cpu-ref) is a sliver without stage colours.
+constexpr double kLogScaleSpan = 20;
 
 /// One bar / table row: a backend's result and the run it belongs to.
 struct TimingRow {
@@ -57,25 +62,6 @@ QString ms(double v)
     return QString::number(v, 'f', v < 1 ? 4 : 3);
 }
 
-QTableWidgetItem* cell(const QString& text, bool number = true)
-{
-    auto* item = new QTableWidgetItem(text);
-    item->setFlags(item->flags() & ~Qt::ItemIsEditable);
-    if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    return item;
-}
-
-QTableWidget* newTable(const QStringList& headers)
-{
-    auto* table = new QTableWidget(0, int(headers.size()));
-    table->setHorizontalHeaderLabels(headers);
-    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->verticalHeader()->hide();
-    table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    return table;
-}
-
 } // namespace
 
 TimingsPanel::TimingsPanel(QWidget* parent)
@@ -87,10 +73,12 @@ TimingsPanel::TimingsPanel(QWidget* parent)
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     logScale_ = new QCheckBox(tr("Log scale"));
+    logScale_->setToolTip(tr("On by default when the longest bar is more than %1× the shortest").arg(kLogScaleSpan));
     top->addWidget(summary_, 1);
     top->addWidget(logScale_, 0, Qt::AlignTop);
     layout->addLayout(top);
     connect(logScale_, &QCheckBox::toggled, this, &TimingsPanel::drawBars);
+    connect(logScale_, &QCheckBox::clicked, this, [this] { scaleChosen_ = true; });
     auto* row = new QSplitter;
     chart_ = new QChart;
     // Every pixel of height goes to the bars, whose labels Qt drops when rows get too thin.
@@ -104,7 +92,7 @@ TimingsPanel::TimingsPanel(QWidget* parent)
     chartView_->setToolTip(tr("Median time per stage; with several streams the GPU stages overlap, so the "
                               "end-to-end time (table) is less than their sum"));
     row->addWidget(chartView_);
-    table_ = newTable({tr("Backend"), tr("Median ms"), tr("Min ms"), tr("Max ms"), tr("H2D ms"), tr("Kernel ms"),
+    table_ = newResultTable({tr("Backend"), tr("Median ms"), tr("Min ms"), tr("Max ms"), tr("H2D ms"), tr("Kernel ms"),
                        tr("D2H ms"), tr("Kernel GB/s"), tr("% of roof"), tr("End-to-end GB/s"), tr("Kernel speed-up"),
                        tr("End-to-end speed-up"), tr("Error")});
     table_->horizontalHeaderItem(KernelGBsColumn)
@@ -112,7 +100,7 @@ TimingsPanel::TimingsPanel(QWidget* parent)
     table_->horizontalHeaderItem(RoofPercentColumn)
         ->setToolTip(tr("Kernel GB/s as a share of a copy's bandwidth measured in this run: GPU rows against the "
                         "device-to-device copy, CPU rows against the host memory copy on the run's CPU threads"));
-    scalingTable_ = newTable({tr("cpu-opencv threads"), tr("Median ms"), tr("Speed-up vs 1 thread"), tr("GB/s"),
+    scalingTable_ = newResultTable({tr("cpu-opencv threads"), tr("Median ms"), tr("Speed-up vs 1 thread"), tr("GB/s"),
                               tr("% of host BW")});
     scalingTable_->horizontalHeaderItem(HostPercentColumn)
         ->setToolTip(tr("GB/s as a share of the host memory copy bandwidth measured on as many threads"));
@@ -128,7 +116,13 @@ TimingsPanel::TimingsPanel(QWidget* parent)
 
 void TimingsPanel::setLogScale(bool on)
 {
+    scaleChosen_ = true;
     logScale_->setChecked(on);
+}
+
+bool TimingsPanel::logScale() const
+{
+    return logScale_->isChecked();
 }
 
 void TimingsPanel::drawBars()
@@ -239,30 +233,40 @@ void TimingsPanel::showOutcome(const RunOutcome& outcome)
         else if (r.ok()) bar.segments[3] = r.time.medianMs;
         bars_.push_back(bar);
     }
+    if (!scaleChosen_) {
+        double shortest = 0, longest = 0;
+        for (const Bar& bar : bars_) {
+            const double total = std::accumulate(bar.segments.begin(), bar.segments.end(), 0.0);
+            if (total > 0) shortest = shortest > 0 ? std::min(shortest, total) : total;
+            longest = std::max(longest, total);
+        }
+        const QSignalBlocker drawnBelow(logScale_);
+        logScale_->setChecked(shortest > 0 && longest > kLogScaleSpan * shortest);
+    }
     drawBars();
 
     table_->setRowCount(int(rows.size()));
     QStringList failures;
     for (int i = 0; i < int(rows.size()); ++i) {
         const app::BackendResult& r = *rows[size_t(i)].result;
-        table_->setItem(i, BackendColumn, cell(rows[size_t(i)].label, false));
+        table_->setItem(i, BackendColumn, tableCell(rows[size_t(i)].label, false));
         if (!r.ok()) {
             failures << rows[size_t(i)].label + QStringLiteral(": ") + r.error;
-            auto* error = cell(r.error, false);
+            auto* error = tableCell(r.error, false);
             error->setForeground(QColor(198, 40, 40));
             error->setToolTip(r.error);
             table_->setItem(i, ErrorColumn, error);
             continue;
         }
-        table_->setItem(i, MedianColumn, cell(ms(r.time.medianMs)));
-        table_->setItem(i, MinColumn, cell(ms(r.time.minMs)));
-        table_->setItem(i, MaxColumn, cell(ms(r.time.maxMs)));
+        table_->setItem(i, MedianColumn, tableCell(ms(r.time.medianMs)));
+        table_->setItem(i, MinColumn, tableCell(ms(r.time.minMs)));
+        table_->setItem(i, MaxColumn, tableCell(ms(r.time.maxMs)));
         if (!r.gpu) {
             // CPU rows are all the main run's (the comparison runs are GPU only).
-            table_->setItem(i, KernelGBsColumn, cell(QString::number(app::cpuGBs(main.request, r), 'f', 1)));
+            table_->setItem(i, KernelGBsColumn, tableCell(QString::number(app::cpuGBs(main.request, r), 'f', 1)));
             if (main.hostBandwidthGBs > 0)
                 table_->setItem(i, RoofPercentColumn,
-                                cell(QString::number(app::hostBandwidthPercent(main, r), 'f', 1)));
+                                tableCell(QString::number(app::hostBandwidthPercent(main, r), 'f', 1)));
             continue;
         }
         const gpu::GpuReport& g = *r.gpu;
@@ -270,20 +274,20 @@ void TimingsPanel::showOutcome(const RunOutcome& outcome)
         table_->item(i, BackendColumn)->setToolTip(QString::fromStdString(g.launch));
         const bool endToEnd = g.total.medianMs > 0;
         if (endToEnd) {
-            table_->setItem(i, H2DColumn, cell(ms(g.h2d.medianMs)));
-            table_->setItem(i, D2HColumn, cell(ms(g.d2h.medianMs)));
-            table_->setItem(i, EndToEndGBsColumn, cell(QString::number(g.endToEndGBs(), 'f', 2)));
+            table_->setItem(i, H2DColumn, tableCell(ms(g.h2d.medianMs)));
+            table_->setItem(i, D2HColumn, tableCell(ms(g.d2h.medianMs)));
+            table_->setItem(i, EndToEndGBsColumn, tableCell(QString::number(g.endToEndGBs(), 'f', 2)));
         }
-        table_->setItem(i, KernelColumn, cell(ms(g.kernel.medianMs)));
-        table_->setItem(i, KernelGBsColumn, cell(QString::number(g.kernelGBs(), 'f', 1)));
+        table_->setItem(i, KernelColumn, tableCell(ms(g.kernel.medianMs)));
+        table_->setItem(i, KernelGBsColumn, tableCell(QString::number(g.kernelGBs(), 'f', 1)));
         if (main.copyBandwidthGBs > 0)
-            table_->setItem(i, RoofPercentColumn, cell(QString::number(100.0 * g.kernelGBs() / main.copyBandwidthGBs, 'f', 1)));
+            table_->setItem(i, RoofPercentColumn, tableCell(QString::number(100.0 * g.kernelGBs() / main.copyBandwidthGBs, 'f', 1)));
         if (baseline && g.kernel.medianMs > 0)
             table_->setItem(i, KernelSpeedupColumn,
-                            cell(QStringLiteral("%1×").arg(baseline->time.medianMs / g.kernel.medianMs, 0, 'f', 2)));
+                            tableCell(QStringLiteral("%1×").arg(baseline->time.medianMs / g.kernel.medianMs, 0, 'f', 2)));
         if (baseline && endToEnd)
             table_->setItem(i, EndToEndSpeedupColumn,
-                            cell(QStringLiteral("%1×").arg(baseline->time.medianMs / g.total.medianMs, 0, 'f', 2)));
+                            tableCell(QStringLiteral("%1×").arg(baseline->time.medianMs / g.total.medianMs, 0, 'f', 2)));
     }
 
     failures << showThreadScaling(outcome.threadScaling);
@@ -315,20 +319,20 @@ QStringList TimingsPanel::showThreadScaling(const std::vector<app::RunResult>& r
     for (int i = 0; i < int(runs.size()); ++i) {
         const app::RunResult& run = runs[size_t(i)];
         const app::BackendResult& r = run.results.front();
-        scalingTable_->setItem(i, ThreadsColumn, cell(QString::number(run.cpuThreads)));
+        scalingTable_->setItem(i, ThreadsColumn, tableCell(QString::number(run.cpuThreads)));
         if (!r.ok()) {
             failures << tr("cpu-opencv on %1 threads: %2").arg(run.cpuThreads).arg(r.error);
             continue;
         }
-        scalingTable_->setItem(i, ScalingMedianColumn, cell(ms(r.time.medianMs)));
+        scalingTable_->setItem(i, ScalingMedianColumn, tableCell(ms(r.time.medianMs)));
         if (oneThread.ok() && r.time.medianMs > 0)
             scalingTable_->setItem(
                 i, ScalingSpeedupColumn,
-                cell(QStringLiteral("%1×").arg(oneThread.time.medianMs / r.time.medianMs, 0, 'f', 2)));
-        scalingTable_->setItem(i, ScalingGBsColumn, cell(QString::number(app::cpuGBs(run.request, r), 'f', 1)));
+                tableCell(QStringLiteral("%1×").arg(oneThread.time.medianMs / r.time.medianMs, 0, 'f', 2)));
+        scalingTable_->setItem(i, ScalingGBsColumn, tableCell(QString::number(app::cpuGBs(run.request, r), 'f', 1)));
         if (run.hostBandwidthGBs > 0)
             scalingTable_->setItem(i, HostPercentColumn,
-                                   cell(QString::number(app::hostBandwidthPercent(run, r), 'f', 1)));
+                                   tableCell(QString::number(app::hostBandwidthPercent(run, r), 'f', 1)));
     }
     return failures;
 }

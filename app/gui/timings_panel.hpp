@@ -43,7 +43,9 @@ public:
     /// The category labels of the bars, top to bottom.
     [[nodiscard]] QStringList barLabels() const;
 
+    /// The user's choice of time axis: kept for every later outcome.
     void setLogScale(bool on);
+    [[nodiscard]] bool logScale() const;
 
 private:
     /// One bar: H2D, kernel, D2H (GPU) and CPU total medians in ms.
@@ -60,6 +62,8 @@ private:
     std::vector<Bar> bars_;  ///< top to bottom, as the table's rows
     QLabel* summary_ = nullptr;
     QCheckBox* logScale_ = nullptr;
+    /// Until the user picks the axis, each outcome gets the log axis when its bars span more than kLogScaleSpan.
+    bool scaleChosen_ = false;
     QChart* chart_ = nullptr;
     QChartView* chartView_ = nullptr;
     QTableWidget* table_ = nullptr;

@@ -3,14 +3,17 @@
 // are the engine's, options reach the request, and errors keep the window's state.
 #include "execution_panel.hpp"
 #include "histogram_panel.hpp"
+#include "histogram_view.hpp"
 #include "image_grid.hpp"
 #include "kernel_editor.hpp"
 #include "kernel_source_panel.hpp"
 #include "main_window.hpp"
 #include "operation_panel.hpp"
 #include "output_files.hpp"
+#include "roofline_panel.hpp"
 #include "signal_view.hpp"
 #include "streams_panel.hpp"
+#include "sweep_dialog.hpp"
 #include "timeline_widget.hpp"
 #include "timings_panel.hpp"
 
@@ -26,11 +29,14 @@
 
 #include <opencv2/core.hpp>
 
+#include <limits>
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineSeries>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QAction>
@@ -133,12 +139,18 @@ private slots:
     void imageConv2DViewsHoldTheEngineOutputs();
     void histogramPanelShowsTheEngineHistogram();
     void histogramOpResultIsPlotted();
+    void histogramOpCountsWhatItDidNotBin();
     void transposeShowsTheTransposedImage();
     void signalConv1DShowsTheEngineOutput();
     void signalTransposeShowsInterleavedSamples();
     void optionsReachTheRequest();
     void cpuThreadsReachTheRequest();
     void cpuRowsShowTheirShareOfHostBandwidth();
+    void timingsGoLogarithmicWhenBarsSpanMoreThan20x();
+    void sweepDialogTimesTheCpuBackends();
+    void sweepDialogCancels();
+    void sweepDialogOnTheGpu();
+    void rooflineShowsEachRunAgainstItsRoofs();
     void threadScalingRunsEachThreadCount();
     void badFileKeepsThePreviousInput();
     void invalidKernelIsReportedNotRun();
@@ -245,18 +257,41 @@ void TestMainWindow::histogramOpResultIsPlotted()
 {
     OpenWindow w(sample("astronaut.png"));
     QVERIFY(settles(w.window, w.finished));
+    QCOMPARE(w.window.mainView(), static_cast<QWidget*>(w.window.imageGrid()));
     w.window.operationPanel()->setOp(Op::Histogram);
     QVERIFY(settles(w.window, w.finished, 2));
     const cv::Mat input = kl::loadImage(kltest::samplePath("astronaut.png"));
     const kl::HistogramResult expected = kl::histogramReference(input, {});
+
+    // The op's histograms take the main area, with the input small beside them.
+    kl::gui::HistogramView* view = w.window.histogramView();
+    QCOMPARE(w.window.mainView(), static_cast<QWidget*>(view));
+    QCOMPARE(cv::norm(view->input()->source(), input, cv::NORM_INF), 0.0);
+    QVERIFY(view->inputCaption().contains(QLatin1String("astronaut.png")));
+    QVERIFY2(view->input()->width() * 2 < view->histograms()->width(),
+             qPrintable(QStringLiteral("%1 vs %2").arg(view->input()->width()).arg(view->histograms()->width())));
     for (size_t c = 0; c < expected.counts.size(); ++c) {
-        QLineSeries* series = w.window.histogramPanel()->findSeries(
+        QLineSeries* series = view->histograms()->findSeries(
             QStringLiteral("output"), QStringLiteral("cpu ") + QString::fromStdString(expected.labels[c]));
         QVERIFY(series);
         QVERIFY(seriesCounts(series) == expected.counts[c]);
     }
-    if (gpuAvailable()) QCOMPARE(w.window.histogramPanel()->mismatchText(), QStringLiteral("CPU and GPU histograms match"));
-    QVERIFY(w.window.imageGrid()->view(ImageGrid::Pane::Cpu)->message().contains(QLatin1String("Histogram panel")));
+    if (gpuAvailable()) {
+        QCOMPARE(view->histograms()->mismatchText(), QStringLiteral("CPU and GPU histograms match"));
+        QLineSeries* gpuLuminance = view->histograms()->findSeries(QStringLiteral("output"), QStringLiteral("gpu Y"));
+        QVERIFY(gpuLuminance);
+        QCOMPARE(gpuLuminance->pen().style(), Qt::DashLine);
+    } else {
+        QVERIFY2(view->failuresText().startsWith(QLatin1String("gpu: no CUDA device")), qPrintable(view->failuresText()));
+    }
+    // u8 values are their bins: nothing is left out.
+    QVERIFY2(view->histograms()->notBinnedText().contains(QStringLiteral("cpu: B 0 / 0 · G 0 / 0 · R 0 / 0 · Y 0 / 0")),
+             qPrintable(view->histograms()->notBinnedText()));
+    view->histograms()->setLogScale(true);
+    QLineSeries* luminance = view->histograms()->findSeries(QStringLiteral("output"), QStringLiteral("cpu Y"));
+    QVERIFY(luminance);
+    QCOMPARE(luminance->points().at(100).y(), std::log10(1.0 + double(expected.counts.back()[100])));
+    QVERIFY(w.window.histogramPanel()->mismatchText().contains(QLatin1String("main area")));
 
     // Saved as the CLI's --output writes a histogram; an image extension is refused with its message.
     const QString saved = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/histogram.csv");
@@ -264,6 +299,38 @@ void TestMainWindow::histogramOpResultIsPlotted()
     QCOMPARE(QString::fromStdString(kltest::readFile(saved.toStdString())), kl::app::histogramCsv(expected));
     QVERIFY(!w.window.saveOutput(Backend::CpuReference, saved + QStringLiteral(".png")));
     QVERIFY(w.window.statusText().contains(QLatin1String("a histogram output needs one of .csv")));
+
+    // Another op gives the main area back to the image views.
+    w.window.operationPanel()->setOp(Op::Transpose);
+    QVERIFY(settles(w.window, w.finished, 3));
+    QCOMPARE(w.window.mainView(), static_cast<QWidget*>(w.window.imageGrid()));
+}
+
+/// An f32 image with NaNs: they are not binned but counted per channel, and the view shows the counts.
+void TestMainWindow::histogramOpCountsWhatItDidNotBin()
+{
+    cv::Mat image(64, 48, CV_32FC3);
+    cv::randu(image, 0.0, 1.0);
+    for (int i = 0; i < 7; ++i) image.at<cv::Vec3f>(i * 5, i * 3)[1] = std::numeric_limits<float>::quiet_NaN();
+    image.at<cv::Vec3f>(3, 3)[2] = std::numeric_limits<float>::quiet_NaN();
+    const std::string path = kltest::tempDir() + "/with_nan.tif";
+    kl::saveImage(path, image);
+    const kl::HistogramResult expected = kl::histogramReference(image, {});
+    QCOMPARE(expected.nanCount[1], uint64_t(7));
+
+    OpenWindow w(QString::fromStdString(path));
+    QVERIFY(settles(w.window, w.finished));
+    w.window.operationPanel()->setOp(Op::Histogram);
+    QVERIFY(settles(w.window, w.finished, 2));
+    QStringList channels;
+    for (size_t c = 0; c < expected.counts.size(); ++c)
+        channels << QStringLiteral("%1 %2 / %3")
+                        .arg(QString::fromStdString(expected.labels[c]))
+                        .arg(expected.outOfRange[c])
+                        .arg(expected.nanCount[c]);
+    const QString shown = w.window.histogramView()->histograms()->notBinnedText();
+    QVERIFY2(shown.contains(QStringLiteral("cpu: ") + channels.join(QStringLiteral(" · "))), qPrintable(shown));
+    if (gpuAvailable()) QVERIFY2(shown.contains(QStringLiteral("gpu: ") + channels.join(QStringLiteral(" · "))), qPrintable(shown));
 }
 
 void TestMainWindow::transposeShowsTheTransposedImage()
@@ -401,6 +468,231 @@ void TestMainWindow::cpuRowsShowTheirShareOfHostBandwidth()
                  QStringLiteral("memory bandwidth %1 GB/s measured (read + write)").arg(main.hostBandwidthGBs, 0, 'f', 1)),
              qPrintable(w.window.timingsPanel()->summary()));
     QVERIFY(w.window.timingsPanel()->scalingTable()->isHidden());
+}
+
+/// A GPU bar beside cpu-ref's is a sliver on a linear axis: bars spanning more than 20x get the
+/// log axis by default, until the user picks one. (Outcomes with set times: what is tested is the
+/// rule, not how fast this machine's backends are.)
+void TestMainWindow::timingsGoLogarithmicWhenBarsSpanMoreThan20x()
+{
+    const auto outcome = [](std::vector<std::pair<Backend, double>> times) {
+        kl::gui::RunOutcome o;
+        o.main.request.op = Op::Conv2D;
+        o.main.request.image = cv::Mat(8, 8, CV_8U, cv::Scalar(1));
+        for (const auto& [backend, ms] : times) {
+            kl::app::BackendResult r;
+            r.backend = backend;
+            r.time = {ms, ms, ms, 1};
+            if (backend == Backend::Gpu) {
+                kl::gpu::GpuReport g;
+                g.h2d = {ms / 4, ms / 4, ms / 4, 1};
+                g.kernel = {ms / 2, ms / 2, ms / 2, 1};
+                g.d2h = {ms / 4, ms / 4, ms / 4, 1};
+                g.total = r.time;
+                r.gpu = g;
+            }
+            r.image = o.main.request.image;
+            o.main.results.push_back(r);
+        }
+        return o;
+    };
+    kl::gui::TimingsPanel timings;
+    timings.showOutcome(outcome({{Backend::CpuReference, 13.5}, {Backend::Gpu, 0.08}}));
+    QVERIFY(timings.logScale());
+    timings.showOutcome(outcome({{Backend::CpuOpenCV, 1.0}, {Backend::Gpu, 0.2}}));  // 5x: linear
+    QVERIFY(!timings.logScale());
+    timings.showOutcome(outcome({{Backend::CpuOpenCV, 2.0}}));  // one bar spans nothing
+    QVERIFY(!timings.logScale());
+    timings.showOutcome(outcome({{Backend::CpuReference, 13.5}, {Backend::Gpu, 0.08}}));
+    QVERIFY(timings.logScale());
+
+    // The user's choice stands for the outcomes after it.
+    QCheckBox* logScale = timings.findChild<QCheckBox*>();
+    QVERIFY(logScale);
+    timings.show();
+    QTest::mouseClick(logScale, Qt::LeftButton);
+    QVERIFY(!timings.logScale());
+    timings.showOutcome(outcome({{Backend::CpuReference, 13.5}, {Backend::Gpu, 0.08}}));
+    QVERIFY(!timings.logScale());
+}
+
+/// Run → Size sweep… on the CPU backends: every size timed by the CLI's sweep (same rows, same CSV),
+/// plotted log-log, exported.
+void TestMainWindow::sweepDialogTimesTheCpuBackends()
+{
+    MainWindow window{false};
+    window.show();
+    bool inRunMenu = false;
+    for (QAction* action : window.findChildren<QAction*>()) inRunMenu = inRunMenu || action->text() == QStringLiteral("Size &sweep…");
+    QVERIFY(inRunMenu);
+    kl::gui::SweepDialog* sweep = window.openSweep();
+    QVERIFY(sweep->isVisible());
+    sweep->setOp(Op::Histogram);
+    sweep->setRange(8, 10);
+    sweep->setCpuBackends({Backend::CpuReference, Backend::CpuOpenCV});
+    sweep->setGpu(false);
+    QSignalSpy done(sweep, &kl::gui::SweepDialog::sweepFinished);
+    sweep->start();
+    QVERIFY(sweep->isRunning());
+    QVERIFY(done.wait(kRunTimeoutMs));
+    QCOMPARE(sweep->statusText(), QStringLiteral("Done: 3 sizes"));
+
+    const std::vector<kl::app::SweepRow>& rows = sweep->rows();
+    QCOMPARE(rows.size(), size_t(3));
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const kl::app::SweepRow& r = rows[i];
+        QCOMPARE(r.log2Elements, int(8 + i));
+        QCOMPARE(qint64(r.cols) * r.rows, qint64(1) << r.log2Elements);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.cpuMs.size(), size_t(2));
+        QVERIFY(r.cpuMs[0] > 0 && r.cpuMs[1] > 0);
+        QCOMPARE(r.kernelMs, 0.0);
+    }
+    // Each CPU backend is a line through its medians at 2^k elements.
+    for (size_t b = 0; b < 2; ++b) {
+        QXYSeries* series = sweep->findSeries(kl::app::toString(sweep->sweptSettings().cpuBackends[b]));
+        QVERIFY(series);
+        QCOMPARE(series->points().size(), qsizetype(3));
+        for (size_t i = 0; i < rows.size(); ++i)
+            QCOMPARE(series->points()[qsizetype(i)], QPointF(double(1 << rows[i].log2Elements), rows[i].cpuMs[b]));
+    }
+    QVERIFY(!sweep->findSeries(QStringLiteral("GPU kernel alone")));
+    QVERIFY(sweep->crossoverText().isEmpty());
+
+    const QString dir = QString::fromStdString(kltest::tempDir());
+    QVERIFY(sweep->exportCsv(dir + QStringLiteral("/sweep.csv")));
+    const QString csv = QString::fromStdString(kltest::readFile((dir + QStringLiteral("/sweep.csv")).toStdString()));
+    QCOMPARE(csv, kl::app::sweepCsv(sweep->sweptSettings(), rows));
+    const QStringList lines = csv.trimmed().split(QLatin1Char('\n'));
+    QCOMPARE(lines.size(), 4);
+    QVERIFY(lines[0].startsWith(QLatin1String("log2_elements,elements,width,height,frames,cpu_ref_ms,cpu_opencv_ms,gpu_kernel_ms,")));
+    QVERIFY(lines[1].startsWith(QLatin1String("8,256,16,16,0,")));
+    QVERIFY(sweep->exportPng(dir + QStringLiteral("/sweep.png")));
+    QVERIFY(!QImage(dir + QStringLiteral("/sweep.png")).isNull());
+    sweep->reject();
+}
+
+void TestMainWindow::sweepDialogCancels()
+{
+    MainWindow window{false};
+    window.show();
+    kl::gui::SweepDialog* sweep = window.openSweep();
+    sweep->setOp(Op::Conv2D);
+    sweep->setRange(14, 26);  // minutes of cpu-ref uncancelled
+    sweep->setCpuBackends({Backend::CpuReference});
+    sweep->setGpu(false);
+    QSignalSpy done(sweep, &kl::gui::SweepDialog::sweepFinished);
+    sweep->start();
+    QTRY_VERIFY_WITH_TIMEOUT(!sweep->rows().empty(), kRunTimeoutMs);
+    QVERIFY(sweep->progressBar()->isVisible());
+    QVERIFY(sweep->progressBar()->value() > 0);
+    sweep->cancel();
+    QVERIFY(done.wait(kRunTimeoutMs));
+    QVERIFY(!sweep->isRunning());
+    QVERIFY(!sweep->progressBar()->isVisible());
+    QVERIFY(sweep->rows().size() < 13);
+    QCOMPARE(sweep->statusText(), QStringLiteral("Cancelled after %1 of 13 sizes").arg(sweep->rows().size()));
+    QVERIFY(sweep->findSeries(QStringLiteral("cpu-ref")));
+}
+
+void TestMainWindow::sweepDialogOnTheGpu()
+{
+    if (!gpuAvailable()) QSKIP("the GPU columns need a CUDA GPU");
+    MainWindow window{false};
+    window.show();
+    kl::gui::SweepDialog* sweep = window.openSweep();
+    sweep->setOp(Op::Transpose);
+    sweep->setRange(10, 22);
+    sweep->setCpuBackends({Backend::CpuOpenCV});
+    sweep->setGpu(true);
+    QSignalSpy done(sweep, &kl::gui::SweepDialog::sweepFinished);
+    sweep->start();
+    QVERIFY(done.wait(120000));
+    QCOMPARE(sweep->statusText(), QStringLiteral("Done: 13 sizes"));
+    for (const kl::app::SweepRow& r : sweep->rows()) {
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QVERIFY(r.kernelMs > 0 && r.pageableMs > 0 && r.pinnedMs > 0);
+    }
+    for (const kl::app::SweepGpuMeasure& m : kl::app::sweepGpuMeasures()) {
+        QXYSeries* series = sweep->findSeries(m.label);
+        QVERIFY2(series, qPrintable(m.label));
+        QCOMPARE(series->points().size(), qsizetype(13));
+        QVERIFY(sweep->crossoverText().contains(kl::app::crossoverText(sweep->sweptSettings(), sweep->rows(), m)));
+    }
+}
+
+/// Each backend's run is a point by the documented bytes and FLOPs, against the roofs measured in
+/// the session; histogram and transpose (no FLOPs) by GB/s against the bandwidth roofs.
+void TestMainWindow::rooflineShowsEachRunAgainstItsRoofs()
+{
+    OpenWindow w(smallImage());
+    QVERIFY(settles(w.window, w.finished));
+    kl::gui::RooflinePanel* roofline = w.window.rooflinePanel();
+    const kl::app::RunResult* main = &w.window.lastOutcome()->main;
+    QVERIFY(main->hostBandwidthGBs > 0);
+    QVERIFY(roofline->plotsFlops());
+    QCOMPARE(roofline->points().size(), size_t(2));
+    QCOMPARE(roofline->table()->rowCount(), 2);
+    const double flops = 2.0 * 25 * 256 * 192;  // a 5x5 Gaussian on each of 256x192 pixels
+    for (size_t i = 0; i < 2; ++i) {
+        const kl::gui::RooflinePanel::Point& p = roofline->points()[i];
+        const kl::app::BackendResult& r = main->results[i];
+        QCOMPARE(p.label, kl::app::toString(r.backend));
+        QVERIFY(!p.gpu());
+        QCOMPARE(p.flops, flops);
+        QCOMPARE(p.bytes, 2.0 * 256 * 192);
+        QCOMPARE(p.gflops, flops / (r.time.medianMs * 1e6));
+        QCOMPARE(p.gbs, kl::app::cpuGBs(main->request, r));
+        QCOMPARE(p.roof, QStringLiteral("host memory"));
+        QCOMPARE(p.roofPercent, kl::app::hostBandwidthPercent(*main, r));
+        QXYSeries* dot = roofline->findSeries(p.label);
+        QVERIFY(dot);
+        QCOMPARE(dot->points(), QList<QPointF>{QPointF(p.flops / p.bytes, p.gflops)});
+    }
+    // The CPU roof: host memory bandwidth times FLOP/byte (no CPU compute roof is measured).
+    QXYSeries* cpuRoof = roofline->findSeries(QStringLiteral("CPU roof"));
+    QVERIFY(cpuRoof);
+    for (const QPointF& at : cpuRoof->points()) QCOMPARE(at.y(), main->hostBandwidthGBs * at.x());
+    QVERIFY(!roofline->findSeries(QStringLiteral("GPU roof")));
+    QVERIFY(roofline->summary().contains(QStringLiteral("CPU roof: host memory %1 GB/s").arg(main->hostBandwidthGBs, 0, 'f', 1)));
+
+    // Transpose does no arithmetic: GB/s over the bytes moved, under the host bandwidth.
+    w.window.operationPanel()->setOp(Op::Transpose);
+    QVERIFY(settles(w.window, w.finished, 2));
+    main = &w.window.lastOutcome()->main;
+    QVERIFY(!roofline->plotsFlops());
+    QCOMPARE(roofline->points().size(), size_t(2));
+    for (size_t i = 0; i < 2; ++i) {
+        const kl::gui::RooflinePanel::Point& p = roofline->points()[i];
+        QCOMPARE(p.flops, 0.0);
+        QCOMPARE(roofline->findSeries(p.label)->points(), QList<QPointF>{QPointF(p.bytes, kl::app::cpuGBs(main->request, main->results[i]))});
+    }
+    cpuRoof = roofline->findSeries(QStringLiteral("CPU roof"));
+    QVERIFY(cpuRoof);
+    for (const QPointF& at : cpuRoof->points()) QCOMPARE(at.y(), main->hostBandwidthGBs);
+    QVERIFY(roofline->summary().contains(QLatin1String("transpose does no floating-point arithmetic")));
+
+    if (!gpuAvailable()) QSKIP("the GPU's point and roofs need a CUDA GPU");
+    w.window.executionPanel()->setBackends({Backend::CpuOpenCV, Backend::Gpu});
+    w.window.operationPanel()->setOp(Op::Conv2D);
+    QVERIFY(settles(w.window, w.finished, 3));
+    const auto outcome = w.window.lastOutcome();
+    const kl::gpu::GpuReport& g = *outcome->main.find(Backend::Gpu)->gpu;
+    QVERIFY(outcome->fmaPeakGFlops > 0 && outcome->main.copyBandwidthGBs > 0);
+    QCOMPARE(roofline->points().size(), size_t(2));
+    const kl::gui::RooflinePanel::Point& gpuPoint = roofline->points()[1];
+    QVERIFY(gpuPoint.gpu());
+    QCOMPARE(gpuPoint.bytes, double(g.kernelBytes));
+    QCOMPARE(gpuPoint.flops, flops);
+    QCOMPARE(gpuPoint.gflops, g.kernelGFlops());
+    const double copyShare = 100 * g.kernelGBs() / outcome->main.copyBandwidthGBs;
+    const double fmaShare = 100 * g.kernelGFlops() / outcome->fmaPeakGFlops;
+    QCOMPARE(gpuPoint.roofPercent, std::max(copyShare, fmaShare));
+    QXYSeries* gpuRoof = roofline->findSeries(QStringLiteral("GPU roof"));
+    QVERIFY(gpuRoof);
+    for (const QPointF& at : gpuRoof->points())
+        QCOMPARE(at.y(), std::min(outcome->fmaPeakGFlops, outcome->main.copyBandwidthGBs * at.x()));
+    QVERIFY(roofline->summary().contains(QLatin1String("fp32 FMA")));
 }
 
 void TestMainWindow::threadScalingRunsEachThreadCount()
