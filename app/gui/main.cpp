@@ -4,6 +4,7 @@
 #include "execution_panel.hpp"
 #include "main_window.hpp"
 #include "operation_panel.hpp"
+#include "sweep_dialog.hpp"
 #include "timings_panel.hpp"
 
 #include "kernellab/gpu/engine.hpp"
@@ -15,6 +16,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <memory>
 
 namespace {
 
@@ -52,13 +54,22 @@ int main(int argc, char** argv)
                                                           "variants (every variant); may be repeated."),
                                            QStringLiteral("WHAT"));
     const QCommandLineOption logOption(QStringLiteral("log-timings"), QStringLiteral("Timings on a logarithmic axis."));
+    const QCommandLineOption kernelOption(
+        QStringLiteral("kernel-source"),
+        QStringLiteral("Your own kernel (docs/custom-kernels.md) in the Kernel source dock, run as GPU variant custom:<name>."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption sweepOption(
+        QStringLiteral("sweep"),
+        QStringLiteral("After the first run, Run > Size sweep over 2^FROM..2^TO elements (with --screenshot: a picture "
+                       "of the sweep when it ends)."),
+        QStringLiteral("FROM:TO"));
     const QCommandLineOption screenshotOption(
         QStringLiteral("screenshot"), QStringLiteral("Run, save a PNG of the window to FILE and exit."), QStringLiteral("FILE"));
     const QCommandLineOption panelOption(QStringLiteral("panel"),
-                                         QStringLiteral("Panel in front: timings, streams, histogram, roofline or log."),
+                                         QStringLiteral("Panel in front: timings, streams, histogram, roofline, log or kernel."),
                                          QStringLiteral("NAME"));
     parser.addOptions({openOption, opOption, presetOption, backendsOption, memoryOption, streamsOption, compareOption,
-                       logOption, panelOption, screenshotOption});
+                       logOption, kernelOption, sweepOption, panelOption, screenshotOption});
     parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("Image or signal to open (as --open)."));
     parser.process(app);
 
@@ -96,16 +107,48 @@ int main(int argc, char** argv)
             else return fail(QStringLiteral("--compare: '%1' is not memory or variants").arg(what));
         }
         if (parser.isSet(logOption)) window.timingsPanel()->setLogScale(true);
+        if (parser.isSet(kernelOption)) {
+            QString error;
+            if (!window.useKernelSource(parser.value(kernelOption), &error)) return fail(error);
+        }
         if (parser.isSet(panelOption) && !window.showPanel(parser.value(panelOption)))
-            return fail(QStringLiteral("--panel: '%1' is not timings, streams, histogram, roofline or log").arg(parser.value(panelOption)));
+            return fail(QStringLiteral("--panel: '%1' is not timings, streams, histogram, roofline, log or kernel")
+                            .arg(parser.value(panelOption)));
     } catch (const std::exception& e) {
         return fail(QString::fromUtf8(e.what()));
     }
+    int sweepFrom = 0, sweepTo = 0;
+    if (parser.isSet(sweepOption)) {
+        const QStringList range = parser.value(sweepOption).split(QLatin1Char(':'));
+        bool okFrom = false, okTo = false;
+        sweepFrom = range.value(0).toInt(&okFrom);
+        sweepTo = range.value(1).toInt(&okTo);
+        if (range.size() != 2 || !okFrom || !okTo) return fail(QStringLiteral("--sweep: give FROM:TO, e.g. 10:24"));
+    }
+    if (screenshot && input.isEmpty()) return fail(QStringLiteral("--screenshot needs an input (--open FILE)"));
     window.show();
     if (!input.isEmpty()) window.openFile(input);
 
-    if (screenshot) {
-        if (input.isEmpty()) return fail(QStringLiteral("--screenshot needs an input (--open FILE)"));
+    // --sweep: the sweep starts once the window's first run has finished (they share the engine).
+    kl::gui::SweepDialog* sweep = nullptr;
+    if (parser.isSet(sweepOption)) {
+        auto connection = std::make_shared<QMetaObject::Connection>();
+        *connection = QObject::connect(&window, &kl::gui::MainWindow::runFinished, &window, [&, connection] {
+            if (window.isBusy()) return;
+            QObject::disconnect(*connection);
+            sweep = window.openSweep();
+            sweep->setRange(sweepFrom, sweepTo);
+            sweep->start();
+            if (screenshot)
+                QObject::connect(sweep, &kl::gui::SweepDialog::sweepFinished, sweep, [sweep, path = parser.value(screenshotOption)] {
+                    QTimer::singleShot(300, sweep, [sweep, path] {
+                        QCoreApplication::exit(sweep->grab().save(path, "PNG") ? 0 : fail(QStringLiteral("cannot write %1").arg(path)));
+                    });
+                });
+        });
+    }
+
+    if (screenshot && !parser.isSet(sweepOption)) {
         const QString path = parser.value(screenshotOption);
         const auto capture = [&window, path](int exitCode) {
             // One more turn of the event loop so the last results are laid out and painted.
@@ -123,10 +166,11 @@ int main(int argc, char** argv)
         });
         QObject::connect(&window, &kl::gui::MainWindow::runFailed, &window, [capture] { capture(1); });
         QObject::connect(&window, &kl::gui::MainWindow::inputFailed, &window, [capture] { capture(1); });
+    }
+    if (screenshot)
         QTimer::singleShot(kScreenshotTimeoutMs, &window, [] {
             fail(QStringLiteral("--screenshot: the run did not finish in time"));
             QCoreApplication::exit(3);
         });
-    }
     return app.exec();
 }

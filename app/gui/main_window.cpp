@@ -16,6 +16,7 @@
 #include "kernellab/image.hpp"
 #include "kernellab/signal.hpp"
 
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QDockWidget>
@@ -440,6 +441,20 @@ bool MainWindow::compileKernel()
         kernelSource_->showError(tr("Not compiled: %1").arg(QString::fromUtf8(e.what())));
         return false;
     }
+}
+
+bool MainWindow::useKernelSource(const QString& path, QString* error)
+{
+    kernelSource_->setOp(operation_->op());
+    if (!kernelSource_->openFile(path, error)) return false;
+    kernelSource_->useInRuns()->setChecked(true);
+    try {
+        operation_->setVariant(kernelSource_->kernel().variant());
+    } catch (const std::exception& e) {
+        *error = path + QStringLiteral(": ") + QString::fromUtf8(e.what());
+        return false;
+    }
+    return true;
 }
 
 void MainWindow::cancelRun()

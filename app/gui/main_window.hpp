@@ -61,6 +61,9 @@ public:
     /// Compiles the Kernel source dock's text for the current op, input depth and GPU (sm_90
     /// without one) and lists the messages there (Ctrl+B); true when it compiles.
     bool compileKernel();
+    /// Opens `path` in the Kernel source dock and makes it the GPU variant of the next runs;
+    /// false with `error` set when the file cannot be read or defines no kernel.
+    bool useKernelSource(const QString& path, QString* error);
     /// Writes the shown CPU or GPU output as the CLI's --output does (output_files.hpp: an image,
     /// a signal or a histogram CSV, by the op and the path's extension); false, with the error in
     /// the status bar and log, when there is none or it cannot be written.

@@ -352,6 +352,15 @@ void OperationPanel::updateVariants()
     variant_->setCurrentIndex(std::max(0, variant_->findText(current)));
 }
 
+bool OperationPanel::setVariant(const QString& name)
+{
+    const int index = variant_->findText(name);
+    if (index < 0) return false;
+    variant_->setCurrentIndex(index);
+    emit changed();
+    return true;
+}
+
 void OperationPanel::setCustomVariant(const QString& variant)
 {
     if (variant == customVariant_) return;

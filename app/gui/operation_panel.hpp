@@ -46,6 +46,8 @@ public:
     /// Offers a user kernel's variant ("custom:<name>", Kernel source dock) after the built-in ones;
     /// empty: none.
     void setCustomVariant(const QString& variant);
+    /// Selects a GPU variant the combo offers; false when it offers none of that name.
+    bool setVariant(const QString& name);
     [[nodiscard]] KernelEditor* kernelEditor() const { return kernel2d_; }
 
 signals:
