@@ -275,7 +275,12 @@ double RunWorker::fmaPeakGFlops()
     if (!engine) return 0;
     const int device = engine->device().index;
     const auto known = fmaPeaks_.find(device);
-    return known != fmaPeaks_.end() ? known->second : fmaPeaks_[device] = engine->measureFmaPeakGFlops();
+    if (known != fmaPeaks_.end()) return known->second;
+    try {
+        return fmaPeaks_[device] = engine->measureFmaPeakGFlops();
+    } catch (const std::exception&) {
+        return 0;  // not measured (a capped or full device), as the roofline then says; tried again next run
+    }
 }
 
 } // namespace kl::gui

@@ -277,6 +277,25 @@ private slots:
         QCOMPARE(customRows, 2);  // pageable and pinned (not staged), one stream each
     }
 
+    /// --device picks the GPU the run uses; one that is not there is exit 2 naming those that are.
+    void deviceOptionPicksTheGpu()
+    {
+        const std::vector<kl::gpu::DeviceInfo> devices = kl::gpu::listDevices();
+        const QString last = QString::number(devices.size() - 1);
+        const QString report = QString::fromStdString(kltest::tempDir()) + QStringLiteral("/report.json");
+        const CliRun run = runCli({"run", "--op", "transpose", "--generate", "image:67x45:u8:3", "--backends", "cpu-ref,gpu",
+                                   "--device", last, "--report", report});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        QCOMPARE(readJson(report)[QStringLiteral("device")].toObject()[QStringLiteral("index")].toInt(), last.toInt());
+        const CliRun missing = runCli({"run", "--op", "transpose", "--generate", "image:67x45:u8:3", "--backends", "gpu",
+                                       "--device", QString::number(devices.size())});
+        QVERIFY2(missing.exitCode == 2, describe(missing));
+        QVERIFY2(missing.err.contains(QStringLiteral("there is no GPU %1; the devices are 0 (%2)")
+                                          .arg(devices.size())
+                                          .arg(QString::fromStdString(devices.front().name))),
+                 describe(missing));
+    }
+
     void benchQuickHasGpuRows()
     {
         const QString out = QString::fromStdString(kltest::tempDir());

@@ -6,12 +6,15 @@
 
 #include <nvrtc.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -28,6 +31,26 @@ void nvrtcCheck(nvrtcResult result, const char* call)
     if (result != NVRTC_SUCCESS) throw std::runtime_error(std::string(call) + ": " + nvrtcGetErrorString(result));
 }
 #define KL_NVRTC_TRY(call) nvrtcCheck((call), #call)
+
+/// NVRTC loads libnvrtc-builtins by name when it first compiles, so only where the dynamic linker
+/// looks (ld.so.conf, LD_LIBRARY_PATH); a toolkit that is not registered there, such as one
+/// unpacked or mounted into a container, fails with NVRTC_ERROR_BUILTIN_OPERATION_FAILURE.
+/// Loading it first from libnvrtc's own directory makes the toolkit's lib64 enough, as it is for
+/// libnvrtc itself. Where that fails, NVRTC's own search still runs and reports.
+void loadBuiltinsBesideNvrtc()
+{
+    static std::once_flag once;
+    std::call_once(once, [] {
+        Dl_info library{};
+        int major = 0, minor = 0;
+        if (!dladdr(reinterpret_cast<void*>(&nvrtcVersion), &library) || !library.dli_fname ||
+            nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+            return;
+        const std::filesystem::path builtins = std::filesystem::path(library.dli_fname).parent_path() /
+                                               ("libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor));
+        dlopen(builtins.c_str(), RTLD_NOW | RTLD_GLOBAL);  // kept loaded for the process, as NVRTC keeps it
+    });
+}
 
 struct ProgramDeleter {
     void operator()(nvrtcProgram p) const noexcept { nvrtcDestroyProgram(&p); }
@@ -262,6 +285,7 @@ UserKernelBinary compileUserKernel(const UserKernelSource& s, const std::string&
         return binary;
     }
 
+    loadBuiltinsBesideNvrtc();
     std::vector<const char*> headerTexts, headerNames;
     for (const EmbeddedHeader& h : userKernelHeaders()) {
         headerTexts.push_back(h.text.c_str());
