@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include "kernellab/error.hpp"
+#include "kernellab/image.hpp"
 #include "kernellab/gpu/user_kernel.hpp"
 
 #include <opencv2/core.hpp>
@@ -14,18 +15,12 @@ namespace kl::cli {
 
 namespace {
 
-QString depthName(int depth) { return depth == CV_8U ? QStringLiteral("u8") : depth == CV_16U ? QStringLiteral("u16") : QStringLiteral("f32"); }
-
 /// The depths --depth names, or every depth the op takes.
 std::vector<int> depthsToCompile(const QCommandLineParser& parser, const std::string& op)
 {
     if (op == "conv1d") return {CV_32F};
     if (!parser.isSet(QStringLiteral("depth"))) return {CV_8U, CV_16U, CV_32F};
-    const QString d = parser.value(QStringLiteral("depth"));
-    if (d == QLatin1String("u8")) return {CV_8U};
-    if (d == QLatin1String("u16")) return {CV_16U};
-    if (d == QLatin1String("f32")) return {CV_32F};
-    throw CliError(kExitBadArguments, "--depth: '" + d + "' is not u8, u16 or f32");
+    return {parseDepth(parser.value(QStringLiteral("depth")).toStdString())};
 }
 
 } // namespace
@@ -119,8 +114,8 @@ int runCompile(const QStringList& arguments)
         if (!binary.ok)
             throw CliError(kExitBadArguments, QStringLiteral("'%1' does not compile for %2 with kl::In = %3")
                                                   .arg(QString::fromStdString(source.entry), QString::fromStdString(arch),
-                                                       depthName(depth)));
-        compiled << depthName(depth);
+                                                       QString::fromStdString(depthName(depth))));
+        compiled << QString::fromStdString(depthName(depth));
     }
     printLine(QStringLiteral("%1: '%2' compiles for %3 (%4)")
                   .arg(path, QString::fromStdString(source.entry), QString::fromStdString(arch),

@@ -365,6 +365,18 @@ bool MainWindow::isBusy() const
     return loader_.isRunning() || rerun_.isActive() || worker_->busy();
 }
 
+app::RunRequest MainWindow::configuredRequest(const app::ParameterMap& parameters) const
+{
+    app::RunRequest request;
+    request.image = input_.image;
+    // Configuring needs only the signal's shape and rate; the worker copies the samples in.
+    if (input_.signal) request.signal = Signal(input_.signal->channels, 0, input_.signal->sampleRate);
+    request.inputName = input_.name;
+    app::configureRequest(request, parameters);
+    operation_->applyCustomKernel(request);
+    return request;
+}
+
 void MainWindow::runNow()
 {
     rerun_.stop();
@@ -377,16 +389,11 @@ void MainWindow::runNow()
         statusBar()->showMessage(tr("Open an image or a signal first"));
         return;
     }
-    app::RunRequest request;
-    request.image = input_.image;
-    // Configuring needs only the signal's shape and rate; the worker copies the samples in.
-    if (input_.signal) request.signal = Signal(input_.signal->channels, 0, input_.signal->sampleRate);
-    request.inputName = input_.name;
     app::ParameterMap parameters = operation_->parameters();
     parameters.insert(execution_->parameters());
+    app::RunRequest request;
     try {
-        app::configureRequest(request, parameters);
-        operation_->applyCustomKernel(request);
+        request = configuredRequest(parameters);
         if (kernelSource_->op() == request.op) request.customKernel = kernelSource_->customKernel();
         // (The request holds a signal's shape only, not its samples, so signals are checked by the run.)
         const gpu::Engine* engine = request.image.empty() ? nullptr : app::sharedEngine();
@@ -416,15 +423,13 @@ bool MainWindow::compileKernel()
     try {
         // The kernel's kl::In and kl::Out are the current input's and op's; f32 before any input.
         app::RunRequest request;
-        request.op = operation_->op();
-        request.image = input_.image.empty() ? cv::Mat(1, 1, CV_32F) : input_.image;
-        if (!input_.empty()) {
-            if (input_.signal) request.signal = Signal(input_.signal->channels, 0, input_.signal->sampleRate);
+        if (input_.empty()) {
+            request.op = operation_->op();
+            request.image = cv::Mat(1, 1, CV_32F);
+        } else {
             app::ParameterMap parameters = operation_->parameters();
             parameters.insert(execution_->parameters());
-            parameters.remove(QStringLiteral("variant"));
-            app::configureRequest(request, parameters);
-            operation_->applyCustomKernel(request);
+            request = configuredRequest(parameters);
         }
         request.customKernel = kernelSource_->kernel();
         const gpu::Engine* engine = app::sharedEngine();

@@ -116,6 +116,10 @@ protected:
 
 private:
     void buildActions();
+    /// The request `parameters` (the Operation and Execution docks') give for the current input
+    /// (a signal's shape only, not its samples), with the conv2d kernel editor's taps; throws
+    /// kl::InvalidArgument or kl::IoError as configureRequest does.
+    app::RunRequest configuredRequest(const app::ParameterMap& parameters) const;
     void buildDocks();
     void startLoad(const app::ParameterMap& parameters);
     void inputReady();
