@@ -223,7 +223,7 @@ private slots:
                 const QStringList extra = {"--variant", variant.toString()};
                 const bool conv2d = op == QLatin1String("conv2d");
                 // tma takes f32 single-channel images (the image samples are 8-bit colour); integer
-                // needs taps that are multiples of 1/256 (the 7x7 Gaussian's are of 1/4096)
+                // needs taps that are multiples of 1/256 (the 7x7 Gaussian's are of 1/4096), dp4a integer taps
                 const QJsonObject report =
                     conv2d && variant.toString() == QLatin1String("tma")
                         ? runOnGpuWith({"--op", "conv2d", "--preset", "gaussian", "--size", "7", "--generate",
@@ -232,6 +232,9 @@ private slots:
                     : conv2d && variant.toString() == QLatin1String("integer")
                         ? runOnGpuWith({"--op", "conv2d", "--preset", "gaussian", "--size", "5", "--input",
                                         sample("astronaut.png")},
+                                       extra)
+                    : conv2d && variant.toString() == QLatin1String("dp4a")
+                        ? runOnGpuWith({"--op", "conv2d", "--preset", "sharpen", "--input", sample("astronaut.png")},
                                        extra)
                         : runOnGpu(op, extra);
                 QVERIFY2(!report.isEmpty(), qPrintable(op + " " + variant.toString()));

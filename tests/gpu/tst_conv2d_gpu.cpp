@@ -2,7 +2,7 @@
 // border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up, the
 // compiled sizes (kConv2dCompiledSizes: unrolled shared tiles, the TMA-fed tiles, the
 // separable ring) on widths that are multiples of 4 and widths that are not; the
-// separable split; the integer ring on dyadic kernels, bitwise; streams, host memory and
+// separable split; the integer ring on dyadic kernels and dp4a on integer ones, bitwise; streams, host memory and
 // kernel-only mode; the report.
 // `throughput` (KL_BENCH=1 only) prints the benchmark that docs/performance.md
 // (conv2d section) quotes.
@@ -20,6 +20,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -100,6 +101,31 @@ bool integerApplies(const cv::Mat& input, const Conv2DSpec& spec)
     return k && cv::sum(kernel)[0] <= 1.0;
 }
 
+/// Whether the dp4a variant runs `spec` on `input` (u8 in, a 3x3 or 5x5 kernel of integer taps in
+/// [-128, 127] and, for the constant border, an integer border value in [0, 255]).
+bool dp4aApplies(const cv::Mat& input, const Conv2DSpec& spec)
+{
+    const cv::Mat kernel = kl::effectiveKernel(spec);
+    const bool integerTaps = std::all_of(kernel.begin<float>(), kernel.end<float>(), [](float t) {
+        return t == std::nearbyint(t) && t >= -128 && t <= 127;
+    });
+    const double v = spec.borderValue;
+    const bool border = spec.border != BorderMode::Constant || (v == std::nearbyint(v) && v >= 0 && v <= 255);
+    return input.depth() == CV_8U && kernel.rows == kernel.cols && (kernel.rows == 3 || kernel.rows == 5) &&
+           integerTaps && border;
+}
+
+/// A K x K kernel of random integers in [-128, 127], both ends included.
+cv::Mat randomIntegerKernel(int k, uint64_t seed)
+{
+    cv::Mat_<float> taps(k, k);
+    cv::RNG rng(seed);
+    for (float& t : taps) t = float(rng.uniform(-128, 128));
+    taps(0, 0) = -128;
+    taps(k - 1, k - 2) = 127;
+    return std::move(taps);
+}
+
 /// A K x K kernel column * row^T / 256 of random non-negative integers whose sums multiply to at most
 /// 256 (so the taps sum to at most 1), different and asymmetric on each side.
 cv::Mat dyadicKernel(int k, uint64_t seed)
@@ -162,6 +188,7 @@ class TestConv2dGpu : public QObject {
         if (variant == "separable") return isSeparable(spec);
         if (variant == "tma") return tmaApplies(input, spec);
         if (variant == "integer") return integerApplies(input, spec);
+        if (variant == "dp4a") return dp4aApplies(input, spec);
         return true;
     }
 
@@ -464,6 +491,60 @@ private slots:
         QCOMPARE(kl::gpu::whyNotApplicable("integer", u8, five, engine_->device()), std::string());
     }
 
+    // dp4a gives the reference's bits: the integer presets and random integer kernels at both ends
+    // of the signed byte range (so sums go far past 0 and 255 both ways and saturate), 3x3 and 5x5,
+    // u8 and f32 output, 1, 3 and 4 channels, every border (constant at 0, 200 and 255), sizes from
+    // 1x1 to prime ones whose rows end inside a 4-byte word, 1 and 4 streams; other variants agree.
+    void dp4aIsExact()
+    {
+        uint64_t seed = 31000;
+        std::vector<cv::Mat> kernels;
+        for (kl::Conv2DPreset preset : {kl::Conv2DPreset::Sharpen, kl::Conv2DPreset::Laplacian, kl::Conv2DPreset::ScharrX,
+                                        kl::Conv2DPreset::Emboss})
+            kernels.push_back(kl::makeConv2DKernel(preset));
+        for (int k : {3, 5}) kernels.push_back(randomIntegerKernel(k, ++seed));
+        for (const cv::Mat& kernel : kernels)
+            for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {3, 2}, {61, 97}, {257, 131}})
+                for (int channels : kChannels)
+                    for (BorderMode border : kBorders)
+                        for (bool floatOutput : {false, true}) {
+                            const cv::Mat input = kltest::randomImage(rows, cols, CV_8U, channels, ++seed);
+                            Conv2DSpec spec = makeSpec(kernel, border, CV_8U, /*flip=*/seed % 2 == 0);
+                            spec.borderValue = std::vector<double>{0, 200, 255}[seed % 3];
+                            spec.floatOutput = floatOutput;
+                            QVERIFY2(dp4aApplies(input, spec), kltest::msg(describe(input, spec, "dp4a")));
+                            const cv::Mat expected = kl::conv2dReference(input, spec);
+                            const int streams = rows == 257 ? 4 : 1;
+                            const cv::Mat dp4a = run(input, spec, "dp4a", streams, HostMemory::Pinned);
+                            QVERIFY2(kltest::bitwiseEqual(dp4a, expected),
+                                     kltest::msg(describe(input, spec, "dp4a") + ": differs from the reference"));
+                        }
+    }
+
+    void dp4aRejectsOtherImagesAndKernels()
+    {
+        const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 3, 15);
+        const Conv2DSpec sharpen = makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen), BorderMode::Reflect101, CV_8U);
+        QCOMPARE(kl::gpu::whyNotApplicable("dp4a", u8, sharpen, engine_->device()), std::string());
+        const auto refused = [&](const cv::Mat& input, const Conv2DSpec& spec) {
+            QVERIFY(!dp4aApplies(input, spec));
+            QVERIFY(kl::gpu::whyNotApplicable("dp4a", input, spec, engine_->device()).find("needs an 8-bit") == 0);
+            KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'dp4a' needs", run(input, spec, "dp4a"));
+        };
+        refused(kltest::randomImage(16, 16, CV_16U, 1, 16), sharpen);
+        refused(kltest::randomImage(16, 16, CV_32F, 4, 17), sharpen);
+        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) / 9), BorderMode::Reflect101, CV_8U));  // box
+        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) * 128), BorderMode::Reflect101, CV_8U));
+        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(7, 7, CV_32F)), BorderMode::Reflect101, CV_8U));
+        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(3, 5, CV_32F)), BorderMode::Reflect101, CV_8U));
+        Conv2DSpec constant = sharpen;
+        constant.border = BorderMode::Constant;
+        for (double value : {37.25, -1.0, 256.0}) {
+            constant.borderValue = value;
+            refused(u8, constant);
+        }
+    }
+
     // tma on images of thousands of tiles, so that every block reuses each of its tile buffers
     // several times (one tile per block, as on the small images, never waits for a buffer to come
     // free): bitwise equal to shared (the same tiles, summed the same way) for every compiled size,
@@ -551,8 +632,8 @@ private slots:
         const Conv2DSpec separable =
             makeSpec(randomSeparableKernel(kernelSize, kernelSize, 78), BorderMode(border), CV_8U);
         for (const std::string& variant : kl::gpu::variants("conv2d")) {
-            // u8 3 channels, random taps; tmaTiles and integerIsExact run those on several streams
-            if (variant == "tma" || variant == "integer") continue;
+            // u8 3 channels, random taps; tmaTiles, integerIsExact and dp4aIsExact run those on several streams
+            if (variant == "tma" || variant == "integer" || variant == "dp4a") continue;
             const Conv2DSpec& spec = variant == "separable" ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);
             if (rows * cols <= 40000) {
@@ -609,7 +690,7 @@ private slots:
         const Conv2DSpec box3 =
             makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Box, box3x3), BorderMode::Reflect101, CV_8U);
         for (const auto& [spec, resolved] : {std::pair<Conv2DSpec, std::string>{gaussian, "integer"},
-                                             {sharpen, "shared"},
+                                             {sharpen, "dp4a"},  // integer taps
                                              {box3, "separable"}}) {  // rank 1 on 3 channels: the ring
             for (int streams : {1, 2, 4}) {
                 kl::gpu::RunOptions options;

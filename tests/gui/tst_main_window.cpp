@@ -976,13 +976,14 @@ void TestMainWindow::variantComboExplainsApplicability()
              qPrintable(item("tma")->toolTip()));
     QVERIFY(item("integer")->isEnabled());
     QVERIFY(item("separable")->isEnabled());
+    QVERIFY(!item("dp4a")->isEnabled());
 
     request.conv2d.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen);  // not rank-1
     panel.showVariantApplicability(request, hopper);
     QVERIFY(!item("separable")->isEnabled());
     QVERIFY(item("separable")->toolTip().contains(QLatin1String("not separable")));
     QVERIFY(!item("integer")->isEnabled());
-    for (const char* name : {"naive", "constant", "shared"}) QVERIFY(item(name)->isEnabled());
+    for (const char* name : {"naive", "constant", "shared", "dp4a"}) QVERIFY(item(name)->isEnabled());
 }
 
 void TestMainWindow::timelineDrawsEveryEntry()

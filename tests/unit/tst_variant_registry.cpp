@@ -49,7 +49,7 @@ private slots:
     void everyOpListsDescribedVariants()
     {
         const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
-            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "integer"}},
+            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "integer", "dp4a"}},
             {"conv1d", {"naive", "shared", "fft"}},
             {"histogram", {"global-atomics", "shared", "optimized"}},
             {"transpose", {"naive", "tiled", "tiled-padded", "optimized"}}};
@@ -68,7 +68,7 @@ private slots:
     {
         const cv::Mat image = kltest::randomImage(17, 13, CV_8U, 1, 1);
         KL_VERIFY_THROWS(kl::InvalidArgument,
-                         "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, integer",
+                         "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, integer, dp4a",
                          whyNotApplicable("warp", image, spec(kl::Conv2DPreset::Gaussian, 5), device(9, 0)));
         KL_VERIFY_THROWS(kl::InvalidArgument, "histogram variant: 'fast' is not one of auto, global-atomics",
                          whyNotApplicable("fast", image, kl::HistogramSpec{}, device(9, 0)));
@@ -91,7 +91,7 @@ private slots:
         kl::Conv2DSpec box11 = spec(kl::Conv2DPreset::Box, 11);  // rank-1, not a compiled size
 
         for (const std::string& v : kl::gpu::variants("conv2d"))
-            QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(), v != "integer");
+            QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(), v != "integer" && v != "dp4a");
         QCOMPARE(whyNotApplicable("tma", f32, gaussian5, hopper), std::string());
         const std::string oldGpu = whyNotApplicable("tma", f32, gaussian5, ampere);
         QVERIFY2(oldGpu.find("needs a 32-bit float") == 0 && oldGpu.find("compute capability 8.0") != std::string::npos,
@@ -103,8 +103,9 @@ private slots:
         QVERIFY(whyNotApplicable("separable", u8, sharpen, hopper).find("the 3x3 kernel is not separable") !=
                 std::string::npos);
         QCOMPARE(whyNotApplicable("separable", u8, box11, hopper), std::string());
-        for (const char* v : {"auto", "naive", "constant", "shared"})
+        for (const char* v : {"auto", "naive", "constant", "shared", "dp4a"})
             QCOMPARE(whyNotApplicable(v, u8, sharpen, ampere), std::string());
+        QVERIFY(whyNotApplicable("dp4a", u8, gaussian5, hopper).find("a 5x5 kernel with other taps") != std::string::npos);
         // An invalid spec is the op's own error, not a variant's.
         kl::Conv2DSpec even = gaussian5;
         even.kernel = cv::Mat::ones(4, 4, CV_32F);

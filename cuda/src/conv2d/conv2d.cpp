@@ -4,9 +4,10 @@
 // kernel size. This file is the host side: the problem, the registry and auto
 // choice, and the chunked run. The variants live in one .cu per family, each with
 // its kernels and constant memory: conv2d_direct.cu (naive, constant),
-// conv2d_tiled.cu (shared, tma), conv2d_separable.cu (separable, integer).
+// conv2d_tiled.cu (shared, tma), conv2d_separable.cu (separable, integer), conv2d_dp4a.cu (dp4a).
 //
-// auto: integer where it applies. Else separable for rank-1 kernels with both sides >= 3
+// auto: integer where it applies, then dp4a (faster than shared and than the ring wherever it
+// applies: sharpen, Laplacian, Sobel). Else separable for rank-1 kernels with both sides >= 3
 // and more than 9 taps where it measured faster: compiled sizes on several channels, or
 // 15x15 on f32; other sizes from 500 taps on. Otherwise tma where it applies up to 9x9,
 // shared elsewhere. (docs/performance.md, "The auto rule", has the measurements.)
@@ -75,6 +76,7 @@ std::optional<IntegerSeparableKernel> integerTaps(int depth, int outDepth, const
 const char* autoConv2d(const Conv2dProblem& p)
 {
     if (p.integer) return "integer";
+    if (conv2dVariants().whyNot("dp4a", p).empty()) return "dp4a";
     const int kRows = p.kRows, kCols = p.kCols;
     if (p.factors && kRows >= 3 && kCols >= 3) {
         // Where the ring measured faster (docs/performance.md, "The auto rule" and its 3x3 update):
@@ -129,7 +131,7 @@ size_t Conv2dRun::sliceStart(int chunk) const { return size_t(chunk) * size_t(ro
 const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants()
 {
     static const VariantRegistry<Conv2dProblem, Conv2dLaunch> registry(
-        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), integerConv2d()},
+        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), integerConv2d(), dp4aConv2d()},
         autoConv2d);
     return registry;
 }

@@ -50,8 +50,9 @@ template <typename In, typename Out> struct StripArgs {
     __device__ const In* inRow(int k) const { return in + size_t(k) * inPitch; }
     __device__ Out* outRow(int y) const { return out + size_t(y) * outPitch; }
 
-    /// Whether slice row k lies in the constant border (outside the image in Constant mode).
-    __device__ bool borderRow(int k) const { return borderIndex(row0 - kRows / 2 + k, imageRows, border) < 0; }
+    /// Whether slice row k lies in the constant border (outside the image in Constant mode; the
+    /// other modes' rows outside it were uploaded from the rows borderIndex names).
+    __device__ bool borderRow(int k) const { return border == BorderMode::Constant && !imageRow(k); }
     /// Whether slice row k is an image row itself rather than one the border supplies.
     __device__ bool imageRow(int k) const { return unsigned(row0 - kRows / 2 + k) < unsigned(imageRows); }
 };

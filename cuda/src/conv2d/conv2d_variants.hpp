@@ -91,6 +91,7 @@ Conv2dVariant sharedConv2d();     // conv2d_tiled.cu
 Conv2dVariant tmaConv2d();        // conv2d_tiled.cu
 Conv2dVariant separableConv2d();  // conv2d_separable.cu
 Conv2dVariant integerConv2d();    // conv2d_separable.cu
+Conv2dVariant dp4aConv2d();       // conv2d_dp4a.cu
 
 /// conv2d's registry (conv2d.cpp).
 const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants();
