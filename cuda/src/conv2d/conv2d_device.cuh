@@ -109,13 +109,22 @@ __device__ void store4(uint16_t* p, float4 v)
 /// floor(n / CN), n of either sign.
 template <int CN> __device__ int floorDiv(int n) { return n >= 0 ? n / CN : (n + 1) / CN - 1; }
 
-/// Element `flat` = pixel * CN + channel of slice row k, as f32; any pixel index (the border).
+/// Element `flat` = pixel * CN + channel of `row` (`cols` pixels), as f32; any pixel index (the
+/// border). In scalars, for code out of line (a reference to the kernel's StripArgs would put them
+/// in local memory).
+template <int CN, typename In>
+__device__ float elementAt(const In* row, int cols, BorderMode border, bool borderRow, int flat, float borderValue)
+{
+    const int p = floorDiv<CN>(flat);
+    const int sx = borderIndex(p, cols, border);
+    return borderRow || sx < 0 ? borderValue : float(row[sx * CN + (flat - p * CN)]);
+}
+
+/// Element `flat` of slice row k, as elementAt.
 template <int CN, typename In, typename Out>
 __device__ float fetch(const StripArgs<In, Out>& a, int k, bool borderRow, int flat)
 {
-    const int p = floorDiv<CN>(flat);
-    const int sx = borderIndex(p, a.cols, a.border);
-    return borderRow || sx < 0 ? a.borderValue : float(a.inRow(k)[sx * CN + (flat - p * CN)]);
+    return elementAt<CN>(a.inRow(k), a.cols, a.border, borderRow, flat, a.borderValue);
 }
 
 // ---- host side: from a run to compiled kernels ------------------------------------------------------

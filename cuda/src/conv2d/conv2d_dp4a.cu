@@ -39,29 +39,25 @@ constexpr int kMaxPackedTaps = 4 * 2 * 5;
 __constant__ uint32_t cPackedTaps[kMaxPackedTaps];
 
 /// rowWord where the word reaches past the row's ends or lies in a constant-border row: byte by
-/// byte through borderIndex. Out of line, and given scalars (a reference to the kernel's arguments
-/// would put them in local memory): a few threads per row take it, and inlined into every word
-/// of every shape it would multiply the code, and its compile time, for nothing.
+/// byte through elementAt (a border value is a byte where dp4a applies). Out of line: a few
+/// threads per row take it, and inlined into every word of every shape it would multiply the code,
+/// and its compile time, for nothing.
 template <int CN>
 __device__ __noinline__ uint32_t rowWordAtBorder(const uint8_t* row, int cols, BorderMode border, bool borderRow,
-                                                 int flat, uint32_t borderByte)
+                                                 int flat, float borderValue)
 {
     uint32_t word = 0;
-    for (int q = 0; q < 4; ++q) {
-        const int p = floorDiv<CN>(flat + q), sx = borderIndex(p, cols, border);
-        const uint32_t v = borderRow || sx < 0 ? borderByte : row[sx * CN + (flat + q - p * CN)];
-        word |= v << (8 * q);
-    }
+    for (int q = 0; q < 4; ++q)
+        word |= uint32_t(elementAt<CN>(row, cols, border, borderRow, flat + q, borderValue)) << (8 * q);
     return word;
 }
 
 /// The 4 bytes slice row k holds at elements flat .. flat + 3 (flat a multiple of 4).
 template <int CN, typename Out>
-__device__ uint32_t rowWord(const StripArgs<uint8_t, Out>& a, int k, bool borderRow, int flat, int flatCols,
-                            uint32_t borderByte)
+__device__ uint32_t rowWord(const StripArgs<uint8_t, Out>& a, int k, bool borderRow, int flat, int flatCols)
 {
     if (!borderRow && flat >= 0 && flat + 4 <= flatCols) return __ldg(reinterpret_cast<const uint32_t*>(a.inRow(k) + flat));
-    return rowWordAtBorder<CN>(a.inRow(k), a.cols, a.border, borderRow, flat, borderByte);
+    return rowWordAtBorder<CN>(a.inRow(k), a.cols, a.border, borderRow, flat, a.borderValue);
 }
 
 /// Rows r0 .. r3 (4 bytes each) to columns: column q holds byte q of r0, r1, r2, r3.
@@ -86,24 +82,27 @@ __device__ int dp4a(uint32_t u, uint32_t s, int sum)
 /// An integer below 2^22 in magnitude as f32, exactly, in two full-rate instructions.
 __device__ float exactFloat(int v) { return __int_as_float(v + 0x4B400000) - 12582912.0f; }
 
+/// An exact integer sum as a u8 result: saturateRound of an integer is the clamp.
+__device__ uint32_t saturateByte(int v) { return uint32_t(min(max(v, 0), 255)); }
+
 __device__ void storeQuad(uint8_t* p, const int (&s)[kPixelsPerThread])
 {
     uint32_t word = 0;
 #pragma unroll
-    for (int n = 0; n < kPixelsPerThread; ++n) word |= uint32_t(min(max(s[n], 0), 255)) << (8 * n);
+    for (int n = 0; n < kPixelsPerThread; ++n) word |= saturateByte(s[n]) << (8 * n);
     *reinterpret_cast<uint32_t*>(p) = word;
 }
 __device__ void storeQuad(float* p, const int (&s)[kPixelsPerThread])
 {
     *reinterpret_cast<float4*>(p) = make_float4(exactFloat(s[0]), exactFloat(s[1]), exactFloat(s[2]), exactFloat(s[3]));
 }
-__device__ void storeOne(uint8_t* p, int s) { *p = uint8_t(min(max(s, 0), 255)); }
+__device__ void storeOne(uint8_t* p, int s) { *p = uint8_t(saturateByte(s)); }
 __device__ void storeOne(float* p, int s) { *p = exactFloat(s); }
 
 /// Threads own 4 adjacent interleaved elements in M adjacent rows; blocks cover 128 elements by
 /// kBlockY * M rows and stride down the strip.
 template <typename Out, int CN, int K>
-__global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDp4a(StripArgs<uint8_t, Out> a, uint32_t borderByte)
+__global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDp4a(StripArgs<uint8_t, Out> a)
 {
     using S = Dp4aShape<K>;
     constexpr int M = S::rowsPerThread, G = S::groups, radius = K / 2;
@@ -137,7 +136,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDp4a(StripArgs<uint8_t
                     const bool inside = k < sliceRows, borderRow = inside && a.borderRow(k);
 #pragma unroll
                     for (int w = 0; w < words; ++w)
-                        rows[g][w][b] = inside ? rowWord<CN>(a, k, borderRow, e - pad + 4 * w, flatCols, borderByte) : 0u;
+                        rows[g][w][b] = inside ? rowWord<CN>(a, k, borderRow, e - pad + 4 * w, flatCols) : 0u;
                 }
         }
         // column[g][c]: rows y + 4g .. y + 4g + 3 of element e - pad + c.
@@ -187,13 +186,14 @@ bool smallIntegerTaps(const cv::Mat& kernel)
 std::string whyNotDp4a(const Conv2dProblem& p)
 {
     const bool size = p.kRows == p.kCols && std::find(std::begin(kDp4aSizes), std::end(kDp4aSizes), p.kRows) != std::end(kDp4aSizes);
+    const bool taps = smallIntegerTaps(p.kernel);
     const double value = p.spec.borderValue;
     const bool border = p.spec.border != BorderMode::Constant || (value == std::nearbyint(value) && value >= 0 && value <= 255);
-    if (p.input.depth() == CV_8U && size && smallIntegerTaps(p.kernel) && border) return {};
+    if (p.input.depth() == CV_8U && size && taps && border) return {};
     return "needs an 8-bit image, a 3x3 or 5x5 kernel of integer taps from -128 to 127 and, for the constant border, "
            "a border value that is an integer from 0 to 255; this is " +
-           describeImage(p.input) + ", a " + p.kernelSize() + " kernel" +
-           (smallIntegerTaps(p.kernel) ? "" : " with other taps") + (border ? "" : ", border value " + std::to_string(value));
+           describeImage(p.input) + ", a " + p.kernelSize() + " kernel" + (taps ? "" : " with other taps") +
+           (border ? "" : ", border value " + std::to_string(value));
 }
 
 void prepareDp4a(const Conv2dProblem& problem, Conv2dRun&, BufferCache&, cudaStream_t stream)
@@ -219,7 +219,6 @@ void prepareDp4a(const Conv2dProblem& problem, Conv2dRun&, BufferCache&, cudaStr
 
 void computeDp4a(const Conv2dRun& run, int chunk, cudaStream_t stream)
 {
-    const uint32_t borderByte = run.border == BorderMode::Constant ? uint32_t(run.borderValue) : 0u;
     const auto launch = [&](auto out) {
         using Out = decltype(out);
         const StripArgs<uint8_t, Out> a = stripArgs<uint8_t, Out>(run, chunk);
@@ -228,7 +227,7 @@ void computeDp4a(const Conv2dRun& run, int chunk, cudaStream_t stream)
                 constexpr int K = decltype(k)::value;
                 conv2dDp4a<Out, decltype(cn)::value, K>
                     <<<gridFor(a.cols * decltype(cn)::value, a.rows, kTileCols, kBlockY * Dp4aShape<K>::rowsPerThread),
-                       dim3(kBlockX, kBlockY), 0, stream>>>(a, borderByte);
+                       dim3(kBlockX, kBlockY), 0, stream>>>(a);
             });
         });
     };
