@@ -4,6 +4,7 @@
 #include "bench_support.hpp"
 #include "csv.hpp"
 #include "generators.hpp"
+#include "report.hpp"
 
 #include "kernellab/error.hpp"
 #include "kernellab/image.hpp"
@@ -441,7 +442,6 @@ QJsonObject toJson(const BenchRow& r)
 {
     auto nullIfZero = [](double v) { return v > 0 && std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); };
     auto timing = [](const TimingStats& t) { return t.repetitions > 0 ? QJsonValue(app::toJson(t)) : QJsonValue(QJsonValue::Null); };
-    auto textOrNull = [](const QString& s) { return s.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(s); };
     return {{QStringLiteral("op"), r.op},
             {QStringLiteral("backend"), r.backend},
             {QStringLiteral("variant"), r.variant},
@@ -451,13 +451,13 @@ QJsonObject toJson(const BenchRow& r)
             {QStringLiteral("frames"), double(r.frames)},
             {QStringLiteral("depth"), r.depth},
             {QStringLiteral("channels"), r.channels},
-            {QStringLiteral("memory"), textOrNull(r.memory)},
+            {QStringLiteral("memory"), app::textOrNull(r.memory)},
             {QStringLiteral("streams"), r.streams ? QJsonValue(r.streams) : QJsonValue(QJsonValue::Null)},
             {QStringLiteral("cpu_threads"), r.cpuThreads ? QJsonValue(r.cpuThreads) : QJsonValue(QJsonValue::Null)},
             {QStringLiteral("host_bandwidth_pct"), nullIfZero(r.hostPct)},
             {QStringLiteral("ok"), r.error.isEmpty()},
-            {QStringLiteral("error"), textOrNull(r.error)},
-            {QStringLiteral("verified_against"), textOrNull(r.verifiedAgainst)},
+            {QStringLiteral("error"), app::textOrNull(r.error)},
+            {QStringLiteral("verified_against"), app::textOrNull(r.verifiedAgainst)},
             {QStringLiteral("max_abs_error"), r.maxAbsError},
             {QStringLiteral("kernel_ms"), timing(r.kernel)},
             {QStringLiteral("gbs"), nullIfZero(r.gbs)},
@@ -466,8 +466,8 @@ QJsonObject toJson(const BenchRow& r)
             {QStringLiteral("end_to_end_gbs"), nullIfZero(r.endToEndGBs)},
             {QStringLiteral("speedup_kernel_vs_fastest_cpu"), nullIfZero(r.speedupKernel)},
             {QStringLiteral("speedup_end_to_end_vs_fastest_cpu"), nullIfZero(r.speedupEndToEnd)},
-            {QStringLiteral("input_file"), textOrNull(r.inputFile)},
-            {QStringLiteral("kernel_file"), textOrNull(r.kernelFile)}};
+            {QStringLiteral("input_file"), app::textOrNull(r.inputFile)},
+            {QStringLiteral("kernel_file"), app::textOrNull(r.kernelFile)}};
 }
 
 QString csvOf(const std::vector<BenchRow>& rows)

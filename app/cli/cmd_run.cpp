@@ -11,9 +11,9 @@
 #include <QDir>
 #include <QJsonDocument>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 namespace kl::cli {
@@ -102,16 +102,11 @@ const app::BackendResult& outputSource(const app::RunResult& result, const QComm
     throw CliError(kExitFailure, QStringLiteral("no backend succeeded, so there is no output to write"));
 }
 
-bool contains(const std::vector<app::Backend>& backends, app::Backend b)
-{
-    return std::find(backends.begin(), backends.end(), b) != backends.end();
-}
-
 void checkOutputBackend(const QCommandLineParser& parser, const std::vector<app::Backend>& backends)
 {
     if (!parser.isSet(QStringLiteral("output-backend"))) return;
     const app::Backend b = app::parseBackend(parser.value(QStringLiteral("output-backend")));
-    if (!contains(backends, b))
+    if (!app::contains(backends, b))
         throw CliError(kExitBadArguments, "--output-backend " + app::toString(b) + " is not among --backends");
 }
 
@@ -119,7 +114,7 @@ void checkOutputBackend(const QCommandLineParser& parser, const std::vector<app:
 /// GPU is an error (exit 3); in the default set it is only noted.
 bool gpuReady(const std::vector<app::Backend>& backends, bool named, bool quiet)
 {
-    if (!contains(backends, app::Backend::Gpu)) return true;
+    if (!app::contains(backends, app::Backend::Gpu)) return true;
     QString noGpuReason;
     const bool haveGpu = gpuEngine(named, QStringLiteral("--backends gpu"), &noGpuReason);
     if (!haveGpu && !quiet) printError("note: the gpu backend will be skipped: " + noGpuReason);
@@ -135,11 +130,16 @@ QString backendFailure(const app::RunResult& result, bool haveGpu)
     return {};
 }
 
-void writeReports(const QCommandLineParser& parser, const QByteArray& json, const QByteArray& csv)
+/// --json, --report and --csv: each report serialised only when one of them asks for it.
+void writeReports(const QCommandLineParser& parser, const QJsonObject& report, const std::function<QString()>& csv)
 {
-    if (parser.isSet(QStringLiteral("json"))) std::fputs(json.constData(), stdout);
-    if (parser.isSet(QStringLiteral("report"))) writeTextFile(parser.value(QStringLiteral("report")), json);
-    if (parser.isSet(QStringLiteral("csv"))) writeTextFile(parser.value(QStringLiteral("csv")), csv);
+    const bool jsonToStdout = parser.isSet(QStringLiteral("json")), jsonToFile = parser.isSet(QStringLiteral("report"));
+    if (jsonToStdout || jsonToFile) {
+        const QByteArray json = QJsonDocument(report).toJson(QJsonDocument::Indented);
+        if (jsonToStdout) std::fputs(json.constData(), stdout);
+        if (jsonToFile) writeTextFile(parser.value(QStringLiteral("report")), json);
+    }
+    if (parser.isSet(QStringLiteral("csv"))) writeTextFile(parser.value(QStringLiteral("csv")), csv().toUtf8());
 }
 
 bool isBatch(const QCommandLineParser& parser)
@@ -196,9 +196,7 @@ int runBatch(const QCommandLineParser& parser, const app::ParameterMap& paramete
     } else if (parser.isSet(QStringLiteral("overwrite"))) {
         throw CliError(kExitBadArguments, QStringLiteral("--overwrite applies to the outputs of --output-dir DIR"));
     }
-    const std::vector<app::Backend> backends = parameters.contains(QStringLiteral("backends"))
-                                                   ? app::parseBackends(parameters[QStringLiteral("backends")])
-                                                   : app::RunRequest().backends;
+    const std::vector<app::Backend> backends = app::requestedBackends(parameters);
     checkOutputBackend(parser, backends);
     const bool quiet = parser.isSet(QStringLiteral("quiet"));
     const bool haveGpu = gpuReady(backends, parameters.contains(QStringLiteral("backends")), quiet);
@@ -246,7 +244,7 @@ int runBatch(const QCommandLineParser& parser, const app::ParameterMap& paramete
         batch.complete = false;  // the files that finished are still reported
     }
     progress.clear();
-    writeReports(parser, QJsonDocument(toJson(batch)).toJson(QJsonDocument::Indented), toCsv(batch).toUtf8());
+    writeReports(parser, toJson(batch), [&] { return toCsv(batch); });
     if (!batch.complete) throw Cancelled();
 
     if (batch.failed() == 0) return kExitOk;
@@ -327,8 +325,9 @@ int runRun(const QStringList& arguments)
     const app::RunResult result = app::execute(request, control);
     progress.clear();
 
-    if (!jsonToStdout) printSummary(result, app::toJson(result));
-    writeReports(parser, app::reportBytes(result, app::ReportFormat::Json), app::reportBytes(result, app::ReportFormat::Csv));
+    const QJsonObject report = app::toJson(result);
+    if (!jsonToStdout) printSummary(result, report);
+    writeReports(parser, report, [&] { return app::toCsv(result); });
     if (parser.isSet(QStringLiteral("output"))) {
         try {
             app::saveOutput(parser.value(QStringLiteral("output")), outputSource(result, parser), request);

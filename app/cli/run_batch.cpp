@@ -2,6 +2,7 @@
 
 #include "csv.hpp"
 #include "output_files.hpp"
+#include "report.hpp"
 
 #include <QDir>
 #include <QFile>
@@ -12,12 +13,6 @@
 #include <algorithm>
 
 namespace kl::cli {
-
-namespace {
-
-QJsonValue textOrNull(const QString& text) { return text.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(text); }
-
-} // namespace
 
 Shard parseShard(const QString& text)
 {
@@ -60,10 +55,11 @@ QStringList batchOutputs(const QStringList& inputs, const QString& dir, const ap
         const QString canonical = QFileInfo(input).canonicalFilePath();  // empty for a missing file
         if (!canonical.isEmpty()) canonicalInputs.insert(canonical, input);
     }
+    app::BatchOutputPaths outputPaths(dir, parameters);
     QStringList outputs;
     QHash<QString, QString> writers;  // output -> the input that writes it
     for (const QString& input : inputs) {
-        const QString output = app::batchOutputPath(dir, input, parameters);
+        const QString output = outputPaths.pathFor(input);
         const QString clean = QDir::cleanPath(QFileInfo(output).absoluteFilePath());
         if (writers.contains(clean))
             throw CliError(kExitBadArguments, QStringLiteral("inputs '%1' and '%2' would both write '%3'; give each "
@@ -82,12 +78,13 @@ QStringList batchOutputs(const QStringList& inputs, const QString& dir, const ap
 
 void refuseExistingOutputs(const QStringList& outputs)
 {
-    const qsizetype existing = std::count_if(outputs.begin(), outputs.end(), [](const QString& o) { return QFileInfo::exists(o); });
-    if (existing == 0) return;
-    const QString first = *std::find_if(outputs.begin(), outputs.end(), [](const QString& o) { return QFileInfo::exists(o); });
+    const auto exists = [](const QString& o) { return QFileInfo::exists(o); };
+    const auto first = std::find_if(outputs.begin(), outputs.end(), exists);
+    if (first == outputs.end()) return;
+    const qsizetype existing = std::count_if(first, outputs.end(), exists);
     throw CliError(kExitBadArguments, QStringLiteral("the output '%1' exists (%2 of the %3 outputs do); pass --overwrite "
                                                      "to replace them")
-                                          .arg(first)
+                                          .arg(*first)
                                           .arg(existing)
                                           .arg(outputs.size()));
 }
@@ -103,9 +100,9 @@ QJsonObject toJson(const BatchReport& batch)
     for (const BatchFile& f : batch.files)
         files.append(QJsonObject{
             {QStringLiteral("input"), f.input},
-            {QStringLiteral("output"), textOrNull(f.output)},
+            {QStringLiteral("output"), app::textOrNull(f.output)},
             {QStringLiteral("ok"), f.error.isEmpty()},
-            {QStringLiteral("error"), textOrNull(f.error)},
+            {QStringLiteral("error"), app::textOrNull(f.error)},
             {QStringLiteral("report"), f.report.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(f.report)},
         });
     return {

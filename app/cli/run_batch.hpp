@@ -26,7 +26,7 @@ QStringList shardOf(const QStringList& items, const Shard& shard);
 /// when the list cannot be read or names no file.
 QStringList readInputList(const QString& path);
 
-/// Each input's output in `dir` (app::batchOutputPath), in the inputs' order. CliError(2) when two
+/// Each input's output in `dir` (app::BatchOutputPaths), in the inputs' order. CliError(2) when two
 /// inputs would write one file or an output is one of the inputs (by any spelling, symlinks
 /// resolved). Checked over every input, not one shard's, so that the shards of a list agree.
 QStringList batchOutputs(const QStringList& inputs, const QString& dir, const app::ParameterMap& parameters);

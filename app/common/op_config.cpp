@@ -56,6 +56,7 @@ class Reader {
 public:
     explicit Reader(const ParameterMap& map) : map_(map) {}
 
+    [[nodiscard]] const ParameterMap& map() const { return map_; }
     [[nodiscard]] bool has(const QString& name) const { return map_.contains(name); }
     [[nodiscard]] QString text(const QString& name, const QString& fallback = {}) const
     {
@@ -236,7 +237,7 @@ void configureHistogram(RunRequest& request, const Reader& reader)
 
 void configureBackends(RunRequest& request, const Reader& reader)
 {
-    if (reader.has(QStringLiteral("backends"))) request.backends = parseBackends(reader.text(QStringLiteral("backends")));
+    request.backends = requestedBackends(reader.map());
     request.gpu.variant = reader.text(QStringLiteral("variant"), QStringLiteral("auto")).toStdString();
     if (reader.has(QStringLiteral("memory")))
         request.gpu.memory = parseCore(QStringLiteral("memory"), reader.text(QStringLiteral("memory")),
@@ -454,6 +455,12 @@ Op requestedOp(const ParameterMap& parameters)
     return parseOp(parameters.value(QStringLiteral("op"), QStringLiteral("conv2d")));
 }
 
+std::vector<Backend> requestedBackends(const ParameterMap& parameters)
+{
+    return parameters.contains(QStringLiteral("backends")) ? parseBackends(parameters[QStringLiteral("backends")])
+                                                           : RunRequest().backends;
+}
+
 void configureRequest(RunRequest& request, const ParameterMap& parameters)
 {
     const Reader reader(parameters);
@@ -462,7 +469,6 @@ void configureRequest(RunRequest& request, const ParameterMap& parameters)
     request.conv2d = defaults.conv2d;
     request.conv1d = defaults.conv1d;
     request.histogram = defaults.histogram;
-    request.backends = defaults.backends;
     request.gpu = defaults.gpu;
     request.cpuRepetitions = defaults.cpuRepetitions;
     request.cpuWarmup = defaults.cpuWarmup;

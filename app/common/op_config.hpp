@@ -34,6 +34,9 @@ void loadInput(RunRequest& request, const ParameterMap& parameters);
 
 /// The "op" parameter (conv2d when absent); kl::InvalidArgument for an unknown op.
 Op requestedOp(const ParameterMap& parameters);
+/// The "backends" parameter (RunRequest's default set when absent); kl::InvalidArgument for an
+/// unknown backend.
+std::vector<Backend> requestedBackends(const ParameterMap& parameters);
 
 /// Sets op, the op's spec, opParameters, backends and CPU/GPU options from `parameters`
 /// (what is not given takes RunRequest's default). The input must be loaded first (conv1d filter designs need its sample rate).

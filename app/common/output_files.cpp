@@ -64,12 +64,17 @@ void checkOutputPath(const QString& path, const RunRequest& request)
     }
 }
 
-QString batchOutputPath(const QString& dir, const QString& input, const ParameterMap& parameters)
+BatchOutputPaths::BatchOutputPaths(const QString& dir, const ParameterMap& parameters)
+    : dir_(dir), parameters_(parameters), op_(requestedOp(parameters))
 {
-    // A one-pixel u8 stand-in for an image file gives the output's kind, and its depth only where
-    // the op's spec sets it (conv2d's float output); a signal file's outputs do not depend on the spec.
+}
+
+QString BatchOutputPaths::pathFor(const QString& input)
+{
+    // A one-pixel stand-in for an image file gives the output's kind; a signal file's outputs do not
+    // depend on the spec.
     RunRequest shape;
-    shape.op = requestedOp(parameters);
+    shape.op = op_;
     if (!isSignalFile(input.toStdString())) shape.image = cv::Mat(1, 1, CV_8U);
     const QString own = extensionOf(input);
     QString extension;
@@ -77,9 +82,9 @@ QString batchOutputPath(const QString& dir, const QString& input, const Paramete
     case OutputKind::Histogram: extension = QStringLiteral(".csv"); break;
     case OutputKind::Signal: extension = writableSignalExtensions().contains(own) ? own : QStringLiteral(".wav"); break;
     case OutputKind::Image: {
-        configureRequest(shape, parameters);
+        const bool floatOutput = imageOutputIsFloat();  // also when unused: bad parameters fail before any work
         bool holdsOutput = imageExtensionList().contains(own);
-        if (holdsOutput && describe(shape.op).outputDepth(shape) == CV_32F) {
+        if (holdsOutput && floatOutput) {
             try {
                 requireWritableImage(input.toStdString(), CV_32F, 1);  // the f32 formats store 1, 3 and 4 channels alike
             } catch (const IoError&) {
@@ -90,7 +95,20 @@ QString batchOutputPath(const QString& dir, const QString& input, const Paramete
         break;
     }
     }
-    return QDir(dir).filePath(QFileInfo(input).completeBaseName() + extension);
+    return QDir(dir_).filePath(QFileInfo(input).completeBaseName() + extension);
+}
+
+bool BatchOutputPaths::imageOutputIsFloat()
+{
+    if (!imageOutputIsFloat_) {
+        // A one-pixel u8 stand-in gives the depth where the op's spec sets it (conv2d's float
+        // output), the same for every input: configureRequest reads nothing of the image.
+        RunRequest shape;
+        shape.image = cv::Mat(1, 1, CV_8U);
+        configureRequest(shape, parameters_);
+        imageOutputIsFloat_ = describe(shape.op).outputDepth(shape) == CV_32F;
+    }
+    return *imageOutputIsFloat_;
 }
 
 void saveOutput(const QString& path, const BackendResult& result, const RunRequest& request)

@@ -1,4 +1,5 @@
 // The report schema (docs/report-format.md): toJson, toCsv and their building blocks.
+#include "report.hpp"
 #include "session.hpp"
 #include "ops.hpp"
 
@@ -28,7 +29,6 @@ constexpr int kSchemaVersion = 2;
 /// JSON has no infinity or NaN: those become null (documented: psnr null = identical).
 QJsonValue finite(double v) { return std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); }
 QJsonValue positiveOrNull(double v) { return v > 0 && std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); }
-QJsonValue textOrNull(const QString& s) { return s.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(s); }
 
 QString cudaVersion(int v) { return QStringLiteral("%1.%2").arg(v / 1000).arg((v % 1000) / 10); }
 
@@ -147,6 +147,8 @@ QJsonObject speedupsJson(const RunResult& result)
 QString csvNumber(double v) { return std::isfinite(v) ? QString::number(v, 'g', 8) : QString(); }
 
 } // namespace
+
+QJsonValue textOrNull(const QString& text) { return text.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(text); }
 
 QJsonObject toJson(const TimingStats& stats)
 {

@@ -26,11 +26,6 @@ namespace kl::app {
 
 namespace {
 
-bool contains(const std::vector<Backend>& backends, Backend b)
-{
-    return std::find(backends.begin(), backends.end(), b) != backends.end();
-}
-
 bool isCpu(Backend b) { return b != Backend::Gpu; }
 
 QString noGpuMessage(const QString& reason)
@@ -512,6 +507,17 @@ double cpuGBs(const RunRequest& request, const BackendResult& result)
 {
     if (!result.ok() || result.backend == Backend::Gpu || result.time.medianMs <= 0) return 0;
     return bytesMoved(request, result) / (result.time.medianMs * 1e6);
+}
+
+double cpuGFlops(const RunRequest& request, const BackendResult& result)
+{
+    if (!result.ok() || result.backend == Backend::Gpu || result.time.medianMs <= 0) return 0;
+    return flopsDone(request, result) / (result.time.medianMs * 1e6);
+}
+
+bool contains(const std::vector<Backend>& backends, Backend b)
+{
+    return std::find(backends.begin(), backends.end(), b) != backends.end();
 }
 
 double hostBandwidthPercent(const RunResult& run, const BackendResult& result)

@@ -147,9 +147,14 @@ double flopsDone(const RunRequest& request, const BackendResult& result);
 /// A CPU backend's median GB/s by bytesMoved, and that as a share of the host memory bandwidth
 /// measured in the run (0 when there is none).
 double cpuGBs(const RunRequest& request, const BackendResult& result);
+/// A CPU backend's median GFLOP/s by flopsDone (0 for a failed run or the GPU).
+double cpuGFlops(const RunRequest& request, const BackendResult& result);
 double hostBandwidthPercent(const RunResult& run, const BackendResult& result);
 /// measureHostCopyBandwidthGBs(threads), measured once per process and thread count.
 double hostCopyBandwidthGBs(int threads);
+
+/// Whether `backends` lists `b`.
+bool contains(const std::vector<Backend>& backends, Backend b);
 
 /// The variants of the request's op, and its user kernel's ("custom:<entry>") when it has one.
 std::vector<gpu::VariantInfo> gpuVariantInfo(const RunRequest& request);

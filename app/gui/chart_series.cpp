@@ -1,11 +1,14 @@
 #include "chart_series.hpp"
 
+#include "timeline_widget.hpp"
+
 #include <QChart>
 #include <QValueAxis>
 #include <QXYSeries>
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace kl::gui {
 
@@ -16,6 +19,13 @@ void clearChart(QChart* chart)
         chart->removeAxis(axis);
         delete axis;
     }
+}
+
+QXYSeries* findSeries(const QChart* chart, const QString& name)
+{
+    for (QAbstractSeries* s : chart->series())
+        if (s->name() == name) return qobject_cast<QXYSeries*>(s);
+    return nullptr;
 }
 
 void replacePoints(QXYSeries* series, const QList<QPointF>& points)
@@ -56,6 +66,13 @@ QList<QPointF> minMaxEnvelope(const float* samples, size_t count, double rate, d
 QColor cpuBackendColour(app::Backend backend)
 {
     return backend == app::Backend::CpuReference ? QColor(120, 120, 120) : QColor(40, 90, 220);
+}
+
+QColor gpuMeasureColour(size_t measure)
+{
+    static const QColor colours[] = {TimelineWidget::stageColor(gpu::Stage::Kernel), QColor(230, 130, 20),
+                                     QColor(215, 40, 40)};
+    return colours[measure % std::size(colours)];
 }
 
 std::pair<double, double> wholeDecades(double lo, double hi)

@@ -11,6 +11,7 @@
 #include <utility>
 
 class QChart;
+class QString;
 class QXYSeries;
 class QValueAxis;
 
@@ -19,6 +20,9 @@ namespace kl::gui {
 /// Removes and deletes every series and axis of `chart` (QChart::removeAxis hands the axis back
 /// to the caller, so a chart redrawn per run would otherwise keep every axis it ever had).
 void clearChart(QChart* chart);
+
+/// The series of `chart` named `name` (as QXYSeries; nullptr if none or not an XY series).
+QXYSeries* findSeries(const QChart* chart, const QString& name);
 
 /// Replaces every point of `series` at once.
 void replacePoints(QXYSeries* series, const QList<QPointF>& points);
@@ -31,6 +35,10 @@ QList<QPointF> minMaxEnvelope(const float* samples, size_t count, double rate, d
 
 /// The colour of a CPU backend's line or point in every chart (cpu-ref grey, cpu-opencv blue).
 QColor cpuBackendColour(app::Backend backend);
+
+/// The colour of a GPU measure (sweepGpuMeasures' order: kernel alone, end to end pageable, end to
+/// end pinned). The kernel's is the timeline's, so a kernel reads alike in the sweep and the roofline.
+QColor gpuMeasureColour(size_t measure);
 
 /// `lo` and `hi` widened to whole decades, so that a log axis over them has labelled ticks.
 std::pair<double, double> wholeDecades(double lo, double hi);

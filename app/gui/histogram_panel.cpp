@@ -35,16 +35,20 @@ QString describeMismatch(const HistogramResult& cpu, const HistogramResult& gpu)
         return QObject::tr("CPU and GPU histograms have different channels or bins");
     int differing = 0;
     QString first;
-    const auto differ = [&](const QString& where, uint64_t cpuCount, uint64_t gpuCount) {
+    // `where` names the location lazily: only the first difference is described, so matching
+    // bins (nearly all of them) cost no string.
+    const auto differ = [&](const auto& where, uint64_t cpuCount, uint64_t gpuCount) {
         if (cpuCount == gpuCount) return;
-        if (differing++ == 0) first = QObject::tr("first: %1: CPU %2, GPU %3").arg(where).arg(cpuCount).arg(gpuCount);
+        if (differing++ == 0) first = QObject::tr("first: %1: CPU %2, GPU %3").arg(where()).arg(cpuCount).arg(gpuCount);
     };
     for (size_t c = 0; c < cpu.counts.size(); ++c) {
         const QString channel = QString::fromStdString(cpu.labels[c]);
         for (size_t bin = 0; bin < cpu.counts[c].size(); ++bin)
-            differ(QObject::tr("channel %1, bin %2").arg(channel).arg(bin), cpu.counts[c][bin], gpu.counts[c][bin]);
-        differ(QObject::tr("channel %1, out of range").arg(channel), cpu.outOfRange[c], gpu.outOfRange[c]);
-        differ(QObject::tr("channel %1, NaN").arg(channel), cpu.nanCount[c], gpu.nanCount[c]);
+            differ([&] { return QObject::tr("channel %1, bin %2").arg(channel).arg(bin); }, cpu.counts[c][bin],
+                   gpu.counts[c][bin]);
+        differ([&] { return QObject::tr("channel %1, out of range").arg(channel); }, cpu.outOfRange[c],
+               gpu.outOfRange[c]);
+        differ([&] { return QObject::tr("channel %1, NaN").arg(channel); }, cpu.nanCount[c], gpu.nanCount[c]);
     }
     return differing ? QObject::tr("Mismatch: %1 counts differ (%2)").arg(differing).arg(first) : QString();
 }
@@ -120,9 +124,7 @@ void HistogramPanel::showMessage(const QString& text)
 QLineSeries* HistogramPanel::findSeries(const QString& chart, const QString& name) const
 {
     for (const Chart* c : {&input_, &output_})
-        if (c->key == chart)
-            for (QAbstractSeries* s : c->chart->series())
-                if (s->name() == name) return qobject_cast<QLineSeries*>(s);
+        if (c->key == chart) return qobject_cast<QLineSeries*>(gui::findSeries(c->chart, name));
     return nullptr;
 }
 

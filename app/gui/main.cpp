@@ -14,6 +14,7 @@
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QTimer>
+#include <QWidget>
 
 #include <cstdio>
 #include <memory>
@@ -27,6 +28,20 @@ int fail(const QString& message)
 {
     std::fprintf(stderr, "kernellab: %s\n", qPrintable(message));
     return 2;
+}
+
+/// Saves a PNG of `target` to `path`, then exits with `exitCode` (with fail()'s code if the file
+/// cannot be written).
+void captureAndExit(QWidget* target, const QString& path, int exitCode)
+{
+    // One more turn of the event loop so the last results are laid out and painted.
+    QTimer::singleShot(300, target, [target, path, exitCode] {
+        if (!target->grab().save(path, "PNG")) {
+            QCoreApplication::exit(fail(QStringLiteral("cannot write %1").arg(path)));
+            return;
+        }
+        QCoreApplication::exit(exitCode);
+    });
 }
 
 } // namespace
@@ -140,32 +155,20 @@ int main(int argc, char** argv)
             sweep->setRange(sweepFrom, sweepTo);
             sweep->start();
             if (screenshot)
-                QObject::connect(sweep, &kl::gui::SweepDialog::sweepFinished, sweep, [sweep, path = parser.value(screenshotOption)] {
-                    QTimer::singleShot(300, sweep, [sweep, path] {
-                        QCoreApplication::exit(sweep->grab().save(path, "PNG") ? 0 : fail(QStringLiteral("cannot write %1").arg(path)));
-                    });
-                });
+                QObject::connect(sweep, &kl::gui::SweepDialog::sweepFinished, sweep,
+                                 [sweep, path = parser.value(screenshotOption)] { captureAndExit(sweep, path, 0); });
         });
     }
 
     if (screenshot && !parser.isSet(sweepOption)) {
         const QString path = parser.value(screenshotOption);
-        const auto capture = [&window, path](int exitCode) {
-            // One more turn of the event loop so the last results are laid out and painted.
-            QTimer::singleShot(300, &window, [&window, path, exitCode] {
-                if (!window.window()->grab().save(path, "PNG")) {
-                    fail(QStringLiteral("cannot write %1").arg(path));
-                    QCoreApplication::exit(2);
-                    return;
-                }
-                QCoreApplication::exit(exitCode);
-            });
-        };
-        QObject::connect(&window, &kl::gui::MainWindow::runFinished, &window, [&window, capture] {
-            if (!window.isBusy()) capture(0);
+        QObject::connect(&window, &kl::gui::MainWindow::runFinished, &window, [&window, path] {
+            if (!window.isBusy()) captureAndExit(&window, path, 0);
         });
-        QObject::connect(&window, &kl::gui::MainWindow::runFailed, &window, [capture] { capture(1); });
-        QObject::connect(&window, &kl::gui::MainWindow::inputFailed, &window, [capture] { capture(1); });
+        QObject::connect(&window, &kl::gui::MainWindow::runFailed, &window,
+                         [&window, path] { captureAndExit(&window, path, 1); });
+        QObject::connect(&window, &kl::gui::MainWindow::inputFailed, &window,
+                         [&window, path] { captureAndExit(&window, path, 1); });
     }
     if (screenshot)
         QTimer::singleShot(kScreenshotTimeoutMs, &window, [] {

@@ -2,7 +2,6 @@
 
 #include "chart_series.hpp"
 #include "table_items.hpp"
-#include "timeline_widget.hpp"
 
 #include <QChart>
 #include <QChartView>
@@ -20,7 +19,8 @@
 namespace kl::gui {
 namespace {
 
-const QColor kGpuColour = TimelineWidget::stageColor(gpu::Stage::Kernel);
+/// GPU points are the kernel alone, so they take the sweep's kernel-alone colour.
+const QColor kGpuColour = gpuMeasureColour(0);
 /// GPU points (the run and its comparison runs) share the kernel's colour and differ in shape.
 constexpr QScatterSeries::MarkerShape kGpuShapes[] = {
     QScatterSeries::MarkerShapeCircle, QScatterSeries::MarkerShapeTriangle, QScatterSeries::MarkerShapeStar,
@@ -88,9 +88,7 @@ QString RooflinePanel::summary() const
 
 QXYSeries* RooflinePanel::findSeries(const QString& name) const
 {
-    for (QAbstractSeries* s : chart_->series())
-        if (s->name() == name) return qobject_cast<QXYSeries*>(s);
-    return nullptr;
+    return gui::findSeries(chart_, name);
 }
 
 void RooflinePanel::showOutcome(const RunOutcome& outcome)
@@ -111,9 +109,8 @@ void RooflinePanel::showOutcome(const RunOutcome& outcome)
         } else if (r.gpu) {
             addGpu(r);
         } else {
-            const double flops = app::flopsDone(main.request, r);
-            Point p{backendLabel(r), r.backend, app::bytesMoved(main.request, r), flops, app::cpuGBs(main.request, r),
-                    flops / (r.time.medianMs * 1e6), {}, 0};
+            Point p{backendLabel(r), r.backend, app::bytesMoved(main.request, r), app::flopsDone(main.request, r),
+                    app::cpuGBs(main.request, r), app::cpuGFlops(main.request, r), {}, 0};
             holdToRoofs(p, tr("host memory"), roofs.hostGBs, 0);
             points_.push_back(p);
         }

@@ -15,11 +15,6 @@ bool isCpu(app::Backend b)
     return b != app::Backend::Gpu;
 }
 
-bool contains(const std::vector<app::Backend>& backends, app::Backend b)
-{
-    return std::find(backends.begin(), backends.end(), b) != backends.end();
-}
-
 /// A GPU-only copy of `request` for a comparison run (the main run already measured the copy bandwidth).
 app::RunRequest gpuOnly(const app::RunRequest& request)
 {
@@ -174,7 +169,7 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
 {
     app::RunRequest request = job.request;
     if (job.signal) request.signal = *job.signal;
-    const bool gpuRequested = contains(request.backends, app::Backend::Gpu);
+    const bool gpuRequested = app::contains(request.backends, app::Backend::Gpu);
     const bool gpuAvailable = gpu::gpuStatus().available;
     const bool imageInput = !request.image.empty();
     const bool panelHistograms = job.histograms && imageInput && request.op != app::Op::Histogram;

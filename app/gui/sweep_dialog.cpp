@@ -31,13 +31,6 @@ namespace {
 constexpr int kProgressSteps = 1000;
 constexpr int kEngineWaitMs = 10;
 
-/// Kernel alone, end to end pageable, end to end pinned (sweepGpuMeasures' order).
-QColor gpuColour(size_t measure)
-{
-    static const QColor colours[] = {QColor(30, 160, 60), QColor(230, 130, 20), QColor(215, 40, 40)};
-    return colours[measure % std::size(colours)];
-}
-
 double elements(const app::SweepRow& row)
 {
     return double(1ull << row.log2Elements);
@@ -332,7 +325,7 @@ void SweepDialog::plot()
              [i](const app::SweepRow& r) { return r.cpuMs[i]; });
     const std::vector<app::SweepGpuMeasure>& measures = app::sweepGpuMeasures();
     for (size_t m = 0; m < measures.size(); ++m)
-        line(measures[m].label, gpuColour(m), [&measure = measures[m]](const app::SweepRow& r) { return r.*measure.ms; });
+        line(measures[m].label, gpuMeasureColour(m), [&measure = measures[m]](const app::SweepRow& r) { return r.*measure.ms; });
 
     const double padding = 1.25;  // keeps the end points off the frame
     xAxis->setRange(double(1ull << swept_.fromLog2) / padding, double(1ull << swept_.toLog2) * padding);
@@ -348,7 +341,7 @@ void SweepDialog::plot()
         if (i < 0) continue;
         auto* mark = new QLineSeries;
         mark->setName(tr("%1 wins from here").arg(measures[m].label));
-        QPen pen(gpuColour(m));
+        QPen pen(gpuMeasureColour(m));
         pen.setStyle(Qt::DashLine);
         pen.setWidthF(1.5);
         mark->setPen(pen);
@@ -373,9 +366,7 @@ QString SweepDialog::crossoverText() const
 
 QXYSeries* SweepDialog::findSeries(const QString& name) const
 {
-    for (QAbstractSeries* s : chart_->series())
-        if (s->name() == name) return qobject_cast<QXYSeries*>(s);
-    return nullptr;
+    return gui::findSeries(chart_, name);
 }
 
 bool SweepDialog::exportCsv(const QString& path)

@@ -62,6 +62,12 @@ QString ms(double v)
     return QString::number(v, 'f', v < 1 ? 4 : 3);
 }
 
+/// A bar's length in ms: the sum of its segments (TimingsPanel::Bar is private, hence the segments).
+double barTotal(const std::array<double, 4>& segments)
+{
+    return std::accumulate(segments.begin(), segments.end(), 0.0);
+}
+
 } // namespace
 
 TimingsPanel::TimingsPanel(QWidget* parent)
@@ -135,13 +141,13 @@ void TimingsPanel::drawBars()
     for (const Bar& bar : bars_) {
         for (double v : bar.segments)
             if (v > 0) smallest = smallest > 0 ? std::min(smallest, v) : v;
-        largest = std::max(largest, std::accumulate(bar.segments.begin(), bar.segments.end(), 0.0));
+        largest = std::max(largest, barTotal(bar.segments));
     }
     const bool log = logScale_->isChecked() && smallest > 0;
     QAbstractAxis* timeAxis = nullptr;
     // On the log scale each segment is drawn from the logarithm of where it starts to that of
     // where it ends, on a linear axis in decades: Qt's log axis cannot draw a bar from zero.
-    const double lo = log ? std::pow(10.0, std::floor(std::log10(smallest))) : 0.0;
+    const double lo = log ? wholeDecades(smallest, largest).first : 0.0;
     const auto position = [log, lo](double ms) { return log ? (ms > lo ? std::log10(ms / lo) : 0.0) : ms; };
     if (log) {
         auto* axis = new QCategoryAxis;
@@ -236,7 +242,7 @@ void TimingsPanel::showOutcome(const RunOutcome& outcome)
     if (!scaleChosen_) {
         double shortest = 0, longest = 0;
         for (const Bar& bar : bars_) {
-            const double total = std::accumulate(bar.segments.begin(), bar.segments.end(), 0.0);
+            const double total = barTotal(bar.segments);
             if (total > 0) shortest = shortest > 0 ? std::min(shortest, total) : total;
             longest = std::max(longest, total);
         }
