@@ -360,7 +360,7 @@ RunResult execute(const RunRequest& request, const RunControl& control)
     if (measureBandwidth) {
         announce(QStringLiteral("measuring device copy bandwidth"));
         try {
-            result.copyBandwidthGBs = engine->measureCopyBandwidthGBs();
+            result.copyBandwidthGBs = engine->copyBandwidthGBs();
         } catch (const std::exception&) {
             result.copyBandwidthGBs = 0;  // reported as not measured; the run itself may still fit
         }

@@ -235,7 +235,13 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
     const app::BackendResult* cpu = shownCpuResult(main);
     const app::BackendResult* gpuResult = main.find(app::Backend::Gpu);
     const app::BackendResult* compared = comparedResult(main);
-    if (gpuResult && gpuResult->ok()) outcome->fmaPeakGFlops = fmaPeakGFlops();
+    if (gpuResult && gpuResult->ok()) {
+        try {
+            if (gpu::Engine* engine = app::sharedEngine()) outcome->fmaPeakGFlops = engine->fmaPeakGFlops();
+        } catch (const std::exception&) {
+            // not measured (a capped or full device), as the roofline then says; tried again next run
+        }
+    }
     HistogramSet& histograms = outcome->histograms;
     if (request.op == app::Op::Histogram) {
         if (cpu) histograms.cpuOutput = cpu->histogram;
@@ -262,20 +268,6 @@ std::shared_ptr<RunOutcome> RunWorker::process(quint64 id, const RunJob& job)
         outcome->differenceBackend = compared->backend;
     }
     return outcome;
-}
-
-double RunWorker::fmaPeakGFlops()
-{
-    gpu::Engine* engine = app::sharedEngine();
-    if (!engine) return 0;
-    const int device = engine->device().index;
-    const auto known = fmaPeaks_.find(device);
-    if (known != fmaPeaks_.end()) return known->second;
-    try {
-        return fmaPeaks_[device] = engine->measureFmaPeakGFlops();
-    } catch (const std::exception&) {
-        return 0;  // not measured (a capped or full device), as the roofline then says; tried again next run
-    }
 }
 
 } // namespace kl::gui

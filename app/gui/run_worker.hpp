@@ -9,7 +9,6 @@
 #include <QWaitCondition>
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -51,8 +50,8 @@ struct RunOutcome {
     std::optional<app::RunResult> singleStream;  ///< the 1-stream baseline when the job used more streams
     std::vector<app::RunResult> threadScaling;   ///< cpu-opencv alone on each of those counts, in order
     HistogramSet histograms;
-    /// The GPU's fp32 FMA roof (Engine::measureFmaPeakGFlops), measured once per device in this
-    /// session on its first successful GPU run; 0 without one.
+    /// The GPU's fp32 FMA roof (Engine::fmaPeakGFlops: measured once per device in this session,
+    /// on its first successful GPU run); 0 without one.
     double fmaPeakGFlops = 0;
     /// The views' images: CPU = first successful CPU backend, GPU, and |other - CPU|.
     DisplayImage cpuImage, gpuImage, differenceImage;
@@ -97,8 +96,6 @@ protected:
 
 private:
     std::shared_ptr<RunOutcome> process(quint64 id, const RunJob& job);
-    /// The shared engine's FMA peak, measured on the first call per device (worker thread only).
-    double fmaPeakGFlops();
 
     mutable QMutex mutex_;
     QWaitCondition wake_;
@@ -108,7 +105,6 @@ private:
     bool inFlight_ = false;
     bool quit_ = false;
     std::atomic<bool> cancel_{false};
-    std::map<int, double> fmaPeaks_;  ///< by device index
 };
 
 } // namespace kl::gui

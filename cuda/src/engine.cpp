@@ -192,6 +192,18 @@ Engine::TransferRates Engine::measureTransferGBs(HostMemory memory, uint64_t byt
 
 double Engine::measureFmaPeakGFlops() { return measureFmaPeak(*impl_); }
 
+double Engine::copyBandwidthGBs()
+{
+    if (impl_->copyBandwidthGBs <= 0) impl_->copyBandwidthGBs = measureCopyBandwidthGBs();
+    return impl_->copyBandwidthGBs;
+}
+
+double Engine::fmaPeakGFlops()
+{
+    if (impl_->fmaPeakGFlops <= 0) impl_->fmaPeakGFlops = measureFmaPeakGFlops();
+    return impl_->fmaPeakGFlops;
+}
+
 double Engine::linkBothWaysGBs()
 {
     if (impl_->linkBothWaysGBs > 0) return impl_->linkBothWaysGBs;

@@ -31,6 +31,7 @@ struct Engine::Impl {
     /// (a graph update may change node parameters, not which events a node records).
     std::vector<Event> pipelineTiming, pipelineOrder;
     double linkBothWaysGBs = 0;  ///< measured by Engine::linkBothWaysGBs on its first call
+    double copyBandwidthGBs = 0, fmaPeakGFlops = 0;  ///< remembered by Engine::copyBandwidthGBs, fmaPeakGFlops
     /// cuFFT plans by (kind, size, batch), reused between runs (conv1d fft variant).
     std::map<std::tuple<int, long long, int>, FftPlan> fftPlans;
 

@@ -192,6 +192,10 @@ public:
     /// fp32 FMA throughput (GFLOP/s, an FMA counting 2) of independent register chains on every SM,
     /// measured now: the compute roof compute-bound kernels are held to.
     double measureFmaPeakGFlops();
+    /// The two roofs above as runs use them: measured on the first call that succeeds, then
+    /// remembered for the engine's life (a failure, e.g. on a capped device, is tried again).
+    double copyBandwidthGBs();
+    double fmaPeakGFlops();
     /// Host<->device copy rates (GB/s) for the given memory kind.
     struct TransferRates { double h2dGBs = 0, d2hGBs = 0; };
     TransferRates measureTransferGBs(HostMemory memory, uint64_t bytes = 256ull << 20);
