@@ -59,6 +59,14 @@ std::optional<HistogramResult> histogramFrom(const app::RunResult& result)
     return result.results.front().histogram;
 }
 
+QString gpuLabel(const std::string& variant, gpu::HostMemory memory, int streams)
+{
+    QString label = QStringLiteral("gpu ") + QString::fromStdString(variant);
+    if (memory != gpu::HostMemory::Pageable) label += QLatin1Char(' ') + QString::fromStdString(gpu::toString(memory));
+    if (streams > 1) label += QStringLiteral(" ×%1").arg(streams);
+    return label;
+}
+
 } // namespace
 
 const app::BackendResult* shownCpuResult(const app::RunResult& result)
@@ -80,10 +88,13 @@ QString backendLabel(const app::BackendResult& result)
 {
     if (!result.gpu) return app::toString(result.backend);
     const gpu::GpuReport& g = *result.gpu;
-    QString label = QStringLiteral("gpu ") + QString::fromStdString(g.variant);
-    if (g.memory != gpu::HostMemory::Pageable) label += QLatin1Char(' ') + QString::fromStdString(gpu::toString(g.memory));
-    if (g.streams > 1) label += QStringLiteral(" ×%1").arg(g.streams);
-    return label;
+    return gpuLabel(g.variant, g.memory, g.streams);
+}
+
+QString backendLabel(const app::BackendResult& result, const app::RunRequest& request)
+{
+    if (result.gpu || result.backend != app::Backend::Gpu) return backendLabel(result);
+    return gpuLabel(request.gpu.variant, request.gpu.memory, request.gpu.streams);
 }
 
 RunWorker::RunWorker(QObject* parent)

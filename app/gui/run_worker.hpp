@@ -70,6 +70,9 @@ const app::BackendResult* comparedResult(const app::RunResult& result);
 /// A short name for a backend's run: "cpu-ref", "gpu tiled", "gpu tiled pinned ×4"
 /// (the defaults, pageable memory and one stream, are left out).
 QString backendLabel(const app::BackendResult& result);
+/// backendLabel, and for a GPU run that failed before reporting, the variant, memory and streams
+/// `request` asked for (a comparison run's label).
+QString backendLabel(const app::BackendResult& result, const app::RunRequest& request);
 
 class RunWorker : public QThread {
     Q_OBJECT

@@ -43,8 +43,10 @@ std::vector<TimingRow> timingRows(const RunOutcome& outcome)
     std::vector<TimingRow> rows;
     for (const app::BackendResult& r : outcome.main.results)
         rows.push_back({backendLabel(r), &r});
+    // A comparison that failed before reporting is named by what it asked for: two such would
+    // otherwise share one label, and the chart's category axis one bar.
     for (const app::RunResult& run : outcome.gpuComparisons)
-        for (const app::BackendResult& r : run.results) rows.push_back({backendLabel(r), &r});
+        for (const app::BackendResult& r : run.results) rows.push_back({backendLabel(r, run.request), &r});
     return rows;
 }
 
