@@ -4,6 +4,7 @@
 #include "kernellab/image.hpp"
 
 #include "parallel.hpp"
+#include "simd_clones.hpp"
 
 #include "text.hpp"
 
@@ -90,17 +91,6 @@ constexpr size_t kPieceOutputs = size_t(1) << 16;
 /// independent chains of multiply-adds that hide one another's latency.
 constexpr size_t kGroup = 64;
 static_assert(kPieceOutputs % kGroup == 0, "the direct path's pieces hold whole groups");
-
-// The direct loop is compiled for AVX-512, for AVX2 with FMA and for baseline x86-64, and the
-// loader picks the widest the host runs (an ifunc): one binary, portable and fast everywhere.
-#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define KL_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef KL_SIMD_CLONES
-#define KL_SIMD_CLONES
-#endif
 
 /// out[j] = sum over k of filter[k] * x[j + taps - 1 - k] for j in [0, groups * kGroup), x holding
 /// groups * kGroup + taps - 1 samples. Every output adds its products tap by tap, the same

@@ -4,6 +4,7 @@
 #include "kernellab/image.hpp"
 
 #include "parallel.hpp"
+#include "simd_clones.hpp"
 
 #include "text.hpp"
 
@@ -33,34 +34,83 @@ template <typename T> double luminanceOf(const T* pixel)
         return double(luminanceFloat(pixel[0], pixel[1], pixel[2]));
 }
 
+/// f32 pixels are ranged, binned and counted a chunk at a time, so that a chunk's values and
+/// slots stay in L1.
+constexpr int kChunkPixels = 512;
+/// The entries (histograms) a pixel feeds at most: four channels and the luminance.
+constexpr int kMaxEntries = 5;
+
+/// The values of `pixels` f32 pixels in entry order: the pixels themselves, or, with the luminance,
+/// each pixel's channels followed by its luminance, written to `buffer`.
+const float* entryValues(const float* pixel, int pixels, int channels, bool withLuminance, float* buffer)
+{
+    if (!withLuminance) return pixel;
+    float* out = buffer;
+    for (int x = 0; x < pixels; ++x, pixel += channels) {
+        out = std::copy_n(pixel, channels, out);
+        *out++ = luminanceFloat(pixel[0], pixel[1], pixel[2]);
+    }
+    return buffer;
+}
+
+/// Widens [lo, hi] to take in the finite values among values[0, count) (NaN and inf left out).
+KL_SIMD_CLONES void widenToFinite(const float* values, int count, float& lo, float& hi)
+{
+    constexpr float kInfinity = std::numeric_limits<float>::infinity();
+    // Lane-wise minima and maxima, which vectorise where one running pair would not.
+    constexpr int kLanes = 16;
+    float lows[kLanes], highs[kLanes];
+    std::fill_n(lows, kLanes, lo);
+    std::fill_n(highs, kLanes, hi);
+    const auto include = [&](int lane, float v) {
+        const bool finite = std::fabs(v) <= std::numeric_limits<float>::max();
+        const float low = finite ? v : kInfinity, high = finite ? v : -kInfinity;
+        lows[lane] = low < lows[lane] ? low : lows[lane];
+        highs[lane] = high > highs[lane] ? high : highs[lane];
+    };
+    int i = 0;
+    for (; i + kLanes <= count; i += kLanes)
+        for (int lane = 0; lane < kLanes; ++lane) include(lane, values[i + lane]);
+    for (int lane = 0; i < count; ++i, ++lane) include(lane, values[i]);
+    lo = *std::min_element(lows, lows + kLanes);
+    hi = *std::max_element(highs, highs + kLanes);
+}
+
 /// The finite [min, max] over every channel (and the luminance when wanted) of rows [first, last)
 /// of an f32 image; lo > hi when none is finite.
 std::pair<float, float> finiteRange(const cv::Mat& input, bool withLuminance, int first, int last)
 {
-    constexpr float kInfinity = std::numeric_limits<float>::infinity();
-    float lo = kInfinity, hi = -kInfinity;
-    // Branch-free selects (NaN and inf compare false) that the compiler turns into SIMD min/max.
-    const auto include = [&](float v) {
-        const bool finite = std::fabs(v) <= std::numeric_limits<float>::max();
-        const float low = finite ? v : kInfinity, high = finite ? v : -kInfinity;
-        lo = low < lo ? low : lo;
-        hi = high > hi ? high : hi;
-    };
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    float values[kChunkPixels * kMaxEntries];
     const int channels = input.channels();
     for (int y = first; y < last; ++y) {
         const float* row = input.ptr<float>(y);
         if (!withLuminance) {
-            const int values = input.cols * channels;
-            for (int i = 0; i < values; ++i) include(row[i]);
+            widenToFinite(row, input.cols * channels, lo, hi);
             continue;
         }
-        for (int x = 0; x < input.cols; ++x) {
-            const float* pixel = row + size_t(x) * size_t(channels);
-            for (int c = 0; c < channels; ++c) include(pixel[c]);
-            include(luminanceFloat(pixel[0], pixel[1], pixel[2]));
+        for (int x = 0; x < input.cols; x += kChunkPixels) {
+            const int pixels = std::min(kChunkPixels, input.cols - x);
+            widenToFinite(entryValues(row + size_t(x) * size_t(channels), pixels, channels, true, values),
+                          pixels * (channels + 1), lo, hi);
         }
     }
     return {lo, hi};
+}
+
+/// slots[i] = the counter slot of values[i]: its bin, `bins` outside [lo, hi), `bins + 1` NaN.
+KL_SIMD_CLONES void slotsOf(const float* values, int count, const HistogramBinning& binning, int32_t* slots)
+{
+    const double lo = binning.lo, hi = binning.hi, scale = binning.scale, offset = binning.offset;
+    const int bins = binning.bins;
+    for (int i = 0; i < count; ++i) {
+        const double v = values[i];
+        const bool inRange = (v >= lo) & (v < hi);
+        // A value outside the range is binned as lo, so that every lane converts a finite number.
+        const int bin = histogramBinInRange(inRange ? v : lo, scale, offset, bins);
+        const int outside = v != v ? bins + 1 : bins;
+        slots[i] = inRange ? bin : outside;
+    }
 }
 
 /// The binning for `input`; an f32 input without a given range takes `range()`'s finite [min, max].
@@ -83,7 +133,9 @@ HistogramBinning binningWith(const cv::Mat& input, const HistogramSpec& spec, Fi
         } else {
             const auto [lo, hi] = range();
             const bool anyFinite = lo <= hi;
-            b.lo = anyFinite ? lo : 0.0;
+            // + 0: a zero minimum is +0 whichever zero was seen first, so that the binning does
+            // not depend on the order tasks and vector lanes met the values.
+            b.lo = anyFinite ? lo + 0.0f : 0.0;
             b.hi = anyFinite ? std::nextafter(hi, std::numeric_limits<float>::infinity()) : 1.0;
         }
     }
@@ -118,6 +170,15 @@ struct CounterTable {
     uint64_t* row(int copy, int entry) const { return counters + (size_t(copy) * size_t(entries) + size_t(entry)) * size_t(slots); }
 };
 
+/// A tile of the image by its first byte and row step, without a cv::Mat header: creating one
+/// per tile would update the image's shared reference count from every thread.
+struct Tile {
+    const uchar* data;
+    size_t step;
+    int rows, cols, channels;
+    template <typename T> const T* row(int y) const { return reinterpret_cast<const T*>(data + size_t(y) * step); }
+};
+
 /// Copies of the counters for images of `channels` channels: consecutive pixels go to alternate
 /// copies, so that a run of one value (a flat region, a constant image) does not wait on one
 /// counter's last increment. A colour pixel already feeds three to five counters.
@@ -126,39 +187,69 @@ constexpr int counterCopies(int channels)
     return channels == 1 ? 4 : 2;
 }
 
-/// Counts the pixels of `tile` into `table`, by slotOf(value) for each channel and the luminance.
+/// Counts `pixels` pixels from `pixel` on into `table`, by slotOf(value) for each channel and the
+/// luminance.
 template <typename T, int Channels, bool Luminance, typename SlotOf>
-void countTile(const cv::Mat& tile, const SlotOf& slotOf, const CounterTable& table)
+void countPixels(const T* pixel, int pixels, const SlotOf& slotOf, const CounterTable& table)
 {
     constexpr int copies = counterCopies(Channels);
     const auto count = [&](const T* pixel, int copy) {
         for (int c = 0; c < Channels; ++c) ++table.row(copy, c)[slotOf(pixel[c])];
-        if constexpr (Luminance) {
-            if constexpr (std::is_integral<T>::value)
-                ++table.row(copy, Channels)[slotOf(T(luminanceFixed(pixel[0], pixel[1], pixel[2])))];
-            else
-                ++table.row(copy, Channels)[slotOf(luminanceFloat(pixel[0], pixel[1], pixel[2]))];
-        }
+        if constexpr (Luminance) ++table.row(copy, Channels)[slotOf(T(luminanceFixed(pixel[0], pixel[1], pixel[2])))];
     };
-    for (int y = 0; y < tile.rows; ++y) {
-        const T* pixel = tile.ptr<T>(y);
-        int x = 0;
-        for (; x + copies <= tile.cols; x += copies)
-            for (int copy = 0; copy < copies; ++copy, pixel += Channels) count(pixel, copy);
-        for (; x < tile.cols; ++x, pixel += Channels) count(pixel, 0);
+    int x = 0;
+    for (; x + copies <= pixels; x += copies)
+        for (int copy = 0; copy < copies; ++copy, pixel += Channels) count(pixel, copy);
+    for (; x < pixels; ++x, pixel += Channels) count(pixel, 0);
+}
+
+/// Counts the pixels of an integer `tile` into `table`.
+template <typename T, int Channels, bool Luminance, typename SlotOf>
+void countIntegerTile(const Tile& tile, const SlotOf& slotOf, const CounterTable& table)
+{
+    for (int y = 0; y < tile.rows; ++y) countPixels<T, Channels, Luminance>(tile.row<T>(y), tile.cols, slotOf, table);
+}
+
+/// countIntegerTile for the channel count and luminance of `tile`.
+template <typename T, typename SlotOf>
+void countIntegerTileOf(const Tile& tile, bool withLuminance, const SlotOf& slotOf, const CounterTable& table)
+{
+    switch (tile.channels * 2 + int(withLuminance)) {
+    case 2: countIntegerTile<T, 1, false>(tile, slotOf, table); break;
+    case 6: countIntegerTile<T, 3, false>(tile, slotOf, table); break;
+    case 7: countIntegerTile<T, 3, true>(tile, slotOf, table); break;
+    case 8: countIntegerTile<T, 4, false>(tile, slotOf, table); break;
+    default: countIntegerTile<T, 4, true>(tile, slotOf, table);
     }
 }
 
-/// countTile for the channel count and luminance of `tile`.
-template <typename T, typename SlotOf>
-void countTileOf(const cv::Mat& tile, bool withLuminance, const SlotOf& slotOf, const CounterTable& table)
+/// Counts the pixels of an f32 `tile` into `table`, whose `Entries` entries are the tile's channels
+/// and, when wanted, the luminance: a chunk's slots in vectors (slotsOf), then counted one by one.
+template <int Entries>
+void countFloatTile(const Tile& tile, bool withLuminance, const HistogramBinning& binning, const CounterTable& table)
 {
-    switch (tile.channels() * 2 + int(withLuminance)) {
-    case 2: countTile<T, 1, false>(tile, slotOf, table); break;
-    case 6: countTile<T, 3, false>(tile, slotOf, table); break;
-    case 7: countTile<T, 3, true>(tile, slotOf, table); break;
-    case 8: countTile<T, 4, false>(tile, slotOf, table); break;
-    default: countTile<T, 4, true>(tile, slotOf, table);
+    float values[kChunkPixels * kMaxEntries];
+    int32_t slots[kChunkPixels * kMaxEntries];
+    const int channels = tile.channels;
+    for (int y = 0; y < tile.rows; ++y) {
+        const float* row = tile.row<float>(y);
+        for (int x = 0; x < tile.cols; x += kChunkPixels) {
+            const int pixels = std::min(kChunkPixels, tile.cols - x);
+            slotsOf(entryValues(row + size_t(x) * size_t(channels), pixels, channels, withLuminance, values), pixels * Entries,
+                    binning, slots);
+            countPixels<int32_t, Entries, false>(slots, pixels, [](int32_t slot) { return slot; }, table);
+        }
+    }
+}
+
+/// countFloatTile for the entries of `table`.
+void countFloatTileOf(const Tile& tile, bool withLuminance, const HistogramBinning& binning, const CounterTable& table)
+{
+    switch (table.entries) {
+    case 1: countFloatTile<1>(tile, withLuminance, binning, table); break;
+    case 3: countFloatTile<3>(tile, withLuminance, binning, table); break;
+    case 4: countFloatTile<4>(tile, withLuminance, binning, table); break;
+    default: countFloatTile<5>(tile, withLuminance, binning, table);
     }
 }
 
@@ -261,7 +352,7 @@ void histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec, HistogramR
     });
     resetResult(input, spec, binning, result);
     const int entries = int(result.counts.size()), bins = binning.bins, slots = bins + 2;
-    const int outOfRangeSlot = bins, nanSlot = bins + 1;
+    const int outOfRangeSlot = bins;
 
     // A plain counting loop into 64-bit counters (never overflowing, so a task keeps one table
     // for all its tiles), faster than cv::calcHist without IPP (docs/performance.md).
@@ -283,37 +374,35 @@ void histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec, HistogramR
             slotOfValue[v] = bin >= 0 ? bin : outOfRangeSlot;
         }
     }
-    detail::forEachPiece(tasks, [&](int, int task) {
+    // Each task clears its counters in the counting region itself (one wake-up of the threads).
+    const auto clearCounters = [&](int task) {
         const cv::Mat& counters = buffers[1 + task];
         std::memset(counters.data, 0, counters.total());
-    });
-
-    detail::forEachPiece(tiles, [&](int task, int tile) {
+    };
+    detail::forEachPiece(tiles, clearCounters, [&](int task, int tile) {
         const int y = tile / colTiles * tileRows, x = tile % colTiles * tileCols;
-        const cv::Mat pixels = input(cv::Rect(x, y, std::min(tileCols, input.cols - x), std::min(tileRows, input.rows - y)));
+        const Tile pixels{input.ptr(y) + size_t(x) * input.elemSize(), input.step, std::min(tileRows, input.rows - y),
+                          std::min(tileCols, input.cols - x), input.channels()};
         const CounterTable& table = tables[size_t(task)];
         switch (input.depth()) {
-        case CV_8U: countTileOf<uint8_t>(pixels, withLuminance, [](uint8_t v) { return v; }, table); break;
+        case CV_8U: countIntegerTileOf<uint8_t>(pixels, withLuminance, [](uint8_t v) { return v; }, table); break;
         case CV_16U: {
             const int* slotOfValue = u16Slots.ptr<int>();
-            countTileOf<uint16_t>(pixels, withLuminance, [slotOfValue](uint16_t v) { return slotOfValue[v]; }, table);
+            countIntegerTileOf<uint16_t>(pixels, withLuminance, [slotOfValue](uint16_t v) { return slotOfValue[v]; }, table);
             break;
         }
-        default:
-            countTileOf<float>(pixels, withLuminance, [&](float v) {
-                const int bin = histogramBin(v, binning.lo, binning.hi, binning.scale, binning.offset, bins);
-                return bin >= 0 ? bin : (std::isnan(v) ? nanSlot : outOfRangeSlot);
-            }, table);
+        default: countFloatTileOf(pixels, withLuminance, binning, table);
         }
     });
 
-    // The tasks' counters summed, in pieces of slots.
+    // The tasks' counters summed, in pieces of slots over all entries: a single piece, summed on
+    // this thread, for the default 256 bins.
     constexpr int kSlotsPerPiece = 4096;
-    const int slotPieces = (slots + kSlotsPerPiece - 1) / kSlotsPerPiece;
-    detail::forEachPiece(entries * slotPieces, [&](int, int piece) {
-        const int entry = piece / slotPieces, first = piece % slotPieces * kSlotsPerPiece;
-        const int last = std::min(slots, first + kSlotsPerPiece);
-        for (int slot = first; slot < last; ++slot) {
+    const int allSlots = entries * slots;
+    detail::forEachPiece((allSlots + kSlotsPerPiece - 1) / kSlotsPerPiece, [&](int, int piece) {
+        const int last = std::min(allSlots, (piece + 1) * kSlotsPerPiece);
+        for (int index = piece * kSlotsPerPiece; index < last; ++index) {
+            const int entry = index / slots, slot = index % slots;
             uint64_t total = 0;
             for (int task = 0; task < tasks; ++task)
                 for (int copy = 0; copy < copies; ++copy) total += tables[size_t(task)].row(copy, entry)[slot];

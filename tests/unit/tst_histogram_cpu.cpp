@@ -1,7 +1,8 @@
 // histogram on the CPU: reference and OpenCV identical on random images of every
 // depth, channel count and size, with default, custom and auto ranges and 1..65536 bins;
 // NaN / inf / out-of-range accounting; hand-checked binning, luminance and ranges; a
-// bin holding more than 2^24 pixels; the validation messages.
+// bin holding more than 2^24 pixels; a value that a fused multiply-add would bin
+// elsewhere; the validation messages.
 #include "kernellab/error.hpp"
 #include "kernellab/histogram.hpp"
 #include "kernellab/image.hpp"
@@ -208,6 +209,21 @@ private slots:
         const cv::Mat input(4097, 4097, CV_8UC1, cv::Scalar(7));
         const HistogramResult r = kl::histogramOpenCV(input, specOf(256));
         QCOMPARE(r.counts[0][7], uint64_t(4097) * 4097);  // 16785409: odd, not a float
+    }
+
+    // 0.22f * a + b is 199.99999999999997 in double, 200 fused (a = 1000 / (0.7f - 0.1f)): the
+    // rule's multiply and add stay apart in every backend and every SIMD clone the host runs.
+    void f32BinsWithoutFusedMultiplyAdd()
+    {
+        for (int channels : {1, 3, 4}) {
+            bool ok = false;
+            const HistogramResult r = runBoth(cv::Mat(37, 1031, CV_32FC(channels), cv::Scalar::all(0.22f)), specOf(1000, 0.1, 0.7), &ok);
+            QVERIFY(ok);
+            for (int c = 0; c < channels; ++c) {
+                QCOMPARE(r.counts[size_t(c)][199], uint64_t(37 * 1031));
+                QCOMPARE(r.counts[size_t(c)][200], uint64_t(0));
+            }
+        }
     }
 
     void withoutLuminance()

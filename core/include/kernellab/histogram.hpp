@@ -5,9 +5,9 @@
 //   u8   -> 256 bins over [0, 256): bin = value. bins/range in the spec are ignored.
 //   u16  -> `bins` bins over [lo, hi); default 256 bins over [0, 65536).
 //   f32  -> `bins` bins over [lo, hi); default: the data's finite [min, max] (over
-//           every channel and, when there is one, the luminance), with hi nudged up
-//           by one float ulp so that max lands in the last bin; [0, 1) when no value
-//           is finite.
+//           every channel and, when there is one, the luminance; a zero minimum is
+//           +0), with hi nudged up by one float ulp so that max lands in the last bin;
+//           [0, 1) when no value is finite.
 //   A given lo / hi is used as the nearest float32 value (the precision cv::calcHist
 //   takes ranges in, so every backend bins alike); it must be finite there, lo < hi.
 //   bin = floor(v * a + b) with a = bins / (hi - lo), b = -lo * a in double (no fused
@@ -70,8 +70,10 @@ HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& sp
 /// each counted by a plain loop straight from the interleaved pixels into the task's 64-bit
 /// counters (faster than cv::calcHist without IPP), with
 /// histogramBin's rule: u8 values are their bins, u16 values look theirs up in a
-/// table made by histogramBin, f32 values call it; the luminance by luminanceFixed /
-/// luminanceFloat; the f32 auto range found on the same tiles. Exactly the reference's counts.
+/// table made by histogramBin, f32 values are binned by it in SIMD a chunk at a time (compiled
+/// for AVX-512, AVX2 and baseline x86-64, picked at load time); the luminance by
+/// luminanceFixed / luminanceFloat; the f32 auto range found on the same tiles, also in SIMD.
+/// Exactly the reference's counts.
 void histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec, HistogramResult& result, CpuScratch& scratch);
 HistogramResult histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec);
 

@@ -3,22 +3,27 @@
 // CPU reference, the GPU kernels and kernels compiled at run time alike.
 #include "kernellab/host_device.hpp"
 
-#ifndef __CUDACC_RTC__
-#include <cmath>
-#endif
-
 namespace kl {
+
+/// The bin of a value v known to lie in [lo, hi): floor(v * scale + offset) clamped to [0, bins).
+/// Rounding can put v * scale + offset just outside [0, bins]; truncation toward zero then gives
+/// the same bin as floor (the two differ only below 0, which the clamp maps to 0), and is one
+/// conversion that vectorises. The multiply and add stay separate (no fused multiply-add): on the
+/// device by the intrinsics, on the host by building the CPU histogram with -ffp-contract=off.
+KL_HD inline int histogramBinInRange(double v, double scale, double offset, int bins)
+{
+#ifdef __CUDA_ARCH__
+    const int bin = int(__dadd_rn(__dmul_rn(v, scale), offset));
+#else
+    const int bin = int(v * scale + offset);
+#endif
+    return bin < 0 ? 0 : (bin >= bins ? bins - 1 : bin);
+}
 
 /// The bin of value v, or -1 when v is outside [lo, hi) or NaN.
 KL_HD inline int histogramBin(double v, double lo, double hi, double scale, double offset, int bins)
 {
-    if (!(v >= lo && v < hi)) return -1;
-#ifdef __CUDA_ARCH__
-    int bin = int(floor(__dadd_rn(__dmul_rn(v, scale), offset)));  // no FMA contraction
-#else
-    int bin = int(floor(v * scale + offset));
-#endif
-    return bin < 0 ? 0 : (bin >= bins ? bins - 1 : bin);
+    return v >= lo && v < hi ? histogramBinInRange(v, scale, offset, bins) : -1;
 }
 
 /// BT.601 luma in OpenCV's fixed point for integer depths:
@@ -31,7 +36,7 @@ KL_HD inline unsigned luminanceFixed(unsigned b, unsigned g, unsigned r)
     return (3735u * b + 19235u * g + 9798u * r + 16384u) >> 15;
 }
 /// For f32: 0.114*B + 0.587*G + 0.299*R, evaluated in float in this order, without
-/// fused multiply-add.
+/// fused multiply-add (as above).
 KL_HD inline float luminanceFloat(float b, float g, float r)
 {
 #ifdef __CUDA_ARCH__
