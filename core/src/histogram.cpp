@@ -101,10 +101,13 @@ std::pair<float, float> finiteRange(const cv::Mat& input, bool withLuminance, in
 /// slots[i] = the counter slot of values[i]: its bin, `bins` outside [lo, hi), `bins + 1` NaN.
 KL_SIMD_CLONES void slotsOf(const float* values, int count, const HistogramBinning& binning, int32_t* slots)
 {
-    const double lo = binning.lo, hi = binning.hi, scale = binning.scale, offset = binning.offset;
+    // An f32 binning's lo and hi are float values (histogram.hpp), so the range test is made in
+    // float, twice as many lanes as in double.
+    const float lo = float(binning.lo), hi = float(binning.hi);
+    const double scale = binning.scale, offset = binning.offset;
     const int bins = binning.bins;
     for (int i = 0; i < count; ++i) {
-        const double v = values[i];
+        const float v = values[i];
         const bool inRange = (v >= lo) & (v < hi);
         // A value outside the range is binned as lo, so that every lane converts a finite number.
         const int bin = histogramBinInRange(inRange ? v : lo, scale, offset, bins);

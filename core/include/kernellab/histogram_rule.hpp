@@ -17,7 +17,8 @@ KL_HD inline int histogramBinInRange(double v, double scale, double offset, int 
 #else
     const int bin = int(v * scale + offset);
 #endif
-    return bin < 0 ? 0 : (bin >= bins ? bins - 1 : bin);
+    const int notBelow = bin < 0 ? 0 : bin;  // two selects: a max and a min in SIMD
+    return notBelow > bins - 1 ? bins - 1 : notBelow;
 }
 
 /// The bin of value v, or -1 when v is outside [lo, hi) or NaN.
