@@ -47,7 +47,7 @@ const float* entryValues(const float* pixel, int pixels, int channels, bool with
     if (!withLuminance) return pixel;
     float* out = buffer;
     for (int x = 0; x < pixels; ++x, pixel += channels) {
-        out = std::copy_n(pixel, channels, out);
+        for (int c = 0; c < channels; ++c) *out++ = pixel[c];
         *out++ = luminanceFloat(pixel[0], pixel[1], pixel[2]);
     }
     return buffer;
@@ -234,15 +234,18 @@ void countFloatTile(const Tile& tile, bool withLuminance, const HistogramBinning
     float values[kChunkPixels * kMaxEntries];
     int32_t slots[kChunkPixels * kMaxEntries];
     const int channels = tile.channels;
-    for (int y = 0; y < tile.rows; ++y) {
-        const float* row = tile.row<float>(y);
+    const auto chunk = [&](int y, int x) { return reinterpret_cast<const char*>(tile.row<float>(y) + size_t(x) * size_t(channels)); };
+    for (int y = 0; y < tile.rows; ++y)
         for (int x = 0; x < tile.cols; x += kChunkPixels) {
             const int pixels = std::min(kChunkPixels, tile.cols - x);
-            slotsOf(entryValues(row + size_t(x) * size_t(channels), pixels, channels, withLuminance, values), pixels * Entries,
-                    binning, slots);
+            slotsOf(entryValues(reinterpret_cast<const float*>(chunk(y, x)), pixels, channels, withLuminance, values),
+                    pixels * Entries, binning, slots);
+            // The next chunk is fetched while this one is counted, which reads no image memory.
+            const char* next = x + pixels < tile.cols ? chunk(y, x + pixels) : y + 1 < tile.rows ? chunk(y + 1, 0) : nullptr;
+            for (size_t offset = 0; next && offset < size_t(pixels) * size_t(channels) * sizeof(float); offset += 64)
+                __builtin_prefetch(next + offset);
             countPixels<int32_t, Entries, false>(slots, pixels, [](int32_t slot) { return slot; }, table);
         }
-    }
 }
 
 /// countFloatTile for the entries of `table`.
