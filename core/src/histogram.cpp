@@ -190,8 +190,9 @@ constexpr int counterCopies(int channels)
     return channels == 1 ? 4 : 2;
 }
 
-/// Counts `pixels` pixels from `pixel` on into `table`, by slotOf(value) for each channel and the
-/// luminance.
+/// Counts `pixels` pixels from `pixel` on into `table`: each of a pixel's `Channels` values (an
+/// image's channels, or an f32 chunk's slots, one per entry) by slotOf(value), then, for integer
+/// colour images, the luminance.
 template <typename T, int Channels, bool Luminance, typename SlotOf>
 void countPixels(const T* pixel, int pixels, const SlotOf& slotOf, const CounterTable& table)
 {
@@ -241,8 +242,10 @@ void countFloatTile(const Tile& tile, bool withLuminance, const HistogramBinning
             slotsOf(entryValues(reinterpret_cast<const float*>(chunk(y, x)), pixels, channels, withLuminance, values),
                     pixels * Entries, binning, slots);
             // The next chunk is fetched while this one is counted, which reads no image memory.
-            const char* next = x + pixels < tile.cols ? chunk(y, x + pixels) : y + 1 < tile.rows ? chunk(y + 1, 0) : nullptr;
-            for (size_t offset = 0; next && offset < size_t(pixels) * size_t(channels) * sizeof(float); offset += 64)
+            const bool rowGoesOn = x + pixels < tile.cols;
+            const char* next = rowGoesOn ? chunk(y, x + pixels) : y + 1 < tile.rows ? chunk(y + 1, 0) : nullptr;
+            const int nextPixels = std::min(kChunkPixels, rowGoesOn ? tile.cols - x - pixels : tile.cols);
+            for (size_t offset = 0; next && offset < size_t(nextPixels) * size_t(channels) * sizeof(float); offset += 64)
                 __builtin_prefetch(next + offset);
             countPixels<int32_t, Entries, false>(slots, pixels, [](int32_t slot) { return slot; }, table);
         }

@@ -1,7 +1,7 @@
 #pragma once
 // Histogram of each channel of an image, plus luminance for colour images.
 //
-// Binning (the same for every backend, see histogramBin below):
+// Binning (the same for every backend; the rule is histogramBin in histogram_rule.hpp):
 //   u8   -> 256 bins over [0, 256): bin = value. bins/range in the spec are ignored.
 //   u16  -> `bins` bins over [lo, hi); default 256 bins over [0, 65536).
 //   f32  -> `bins` bins over [lo, hi); default: the data's finite [min, max] (over
@@ -70,7 +70,7 @@ HistogramResult histogramReference(const cv::Mat& input, const HistogramSpec& sp
 /// each counted by a plain loop straight from the interleaved pixels into the task's 64-bit
 /// counters (faster than cv::calcHist without IPP), with
 /// histogramBin's rule: u8 values are their bins, u16 values look theirs up in a
-/// table made by histogramBin, f32 values are binned by it in SIMD a chunk at a time (compiled
+/// table made by histogramBin, f32 values are binned by its rule in SIMD a chunk at a time (compiled
 /// for AVX-512, AVX2 and baseline x86-64, picked at load time); the luminance by
 /// luminanceFixed / luminanceFloat; the f32 auto range found on the same tiles, also in SIMD.
 /// Exactly the reference's counts.

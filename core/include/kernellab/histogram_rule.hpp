@@ -6,7 +6,7 @@
 namespace kl {
 
 /// The bin of a value v known to lie in [lo, hi): floor(v * scale + offset) clamped to [0, bins).
-/// Rounding can put v * scale + offset just outside [0, bins]; truncation toward zero then gives
+/// Rounding can put v * scale + offset just outside [0, bins); truncation toward zero then gives
 /// the same bin as floor (the two differ only below 0, which the clamp maps to 0), and is one
 /// conversion that vectorises. The multiply and add stay separate (no fused multiply-add): on the
 /// device by the intrinsics, on the host by building the CPU histogram with -ffp-contract=off.
