@@ -17,6 +17,7 @@
 
 #include "kernellab/image.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kl::gpu {
@@ -25,17 +26,20 @@ namespace {
 constexpr int kDp4aSizes[] = {3, 5};
 
 /// Output rows per thread for a K x K kernel: M + K - 1 input rows, a whole number of 4-row groups.
+/// More rows than the fewest (2 and 4) give each thread independent dp4a chains to issue while
+/// its loads wait, and read fewer input rows per output row (docs/performance.md, "dp4a rows").
 template <int K> struct Dp4aShape {
-    static constexpr int rowsPerThread = K == 3 ? 2 : 4;
+    static constexpr int rowsPerThread = K == 3 ? 6 : 8;
     static constexpr int groups = (rowsPerThread + K - 1) / 4;
     static_assert((rowsPerThread + K - 1) % 4 == 0, "whole groups of 4 rows");
+    static constexpr int packedTaps = rowsPerThread * groups * K;  ///< cPackedTaps words
     /// Whether output row m has any kernel row in group g (rows 4g .. 4g + 3).
     static constexpr bool touches(int m, int g) { return 4 * g + 3 >= m && 4 * g <= m + K - 1; }
 };
 
 /// [m][g][j]: byte b holds the tap of kernel row 4g + b - m, column j, as a signed byte (0 outside
 /// the kernel), for the shape of the run's kernel size.
-constexpr int kMaxPackedTaps = 4 * 2 * 5;
+constexpr int kMaxPackedTaps = std::max(Dp4aShape<3>::packedTaps, Dp4aShape<5>::packedTaps);
 __constant__ uint32_t cPackedTaps[kMaxPackedTaps];
 
 /// rowWord where the word reaches past the row's ends or lies in a constant-border row: byte by
