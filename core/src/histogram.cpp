@@ -4,6 +4,7 @@
 #include "kernellab/image.hpp"
 
 #include "parallel.hpp"
+#include "pixel_block.hpp"
 #include "simd_clones.hpp"
 
 #include "text.hpp"
@@ -173,13 +174,11 @@ struct CounterTable {
     uint64_t* row(int copy, int entry) const { return counters + (size_t(copy) * size_t(entries) + size_t(entry)) * size_t(slots); }
 };
 
-/// A tile of the image by its first byte and row step, without a cv::Mat header: creating one
-/// per tile would update the image's shared reference count from every thread.
+/// A tile of the image: its pixels, size and channels.
 struct Tile {
-    const uchar* data;
-    size_t step;
+    detail::PixelBlock pixels;
     int rows, cols, channels;
-    template <typename T> const T* row(int y) const { return reinterpret_cast<const T*>(data + size_t(y) * step); }
+    template <typename T> const T* row(int y) const { return reinterpret_cast<const T*>(pixels.row(y)); }
 };
 
 /// Copies of the counters for images of `channels` channels: consecutive pixels go to alternate
@@ -390,7 +389,7 @@ void histogramOpenCV(const cv::Mat& input, const HistogramSpec& spec, HistogramR
     };
     detail::forEachPiece(tiles, clearCounters, [&](int task, int tile) {
         const int y = tile / colTiles * tileRows, x = tile % colTiles * tileCols;
-        const Tile pixels{input.ptr(y) + size_t(x) * input.elemSize(), input.step, std::min(tileRows, input.rows - y),
+        const Tile pixels{{input.ptr(y) + size_t(x) * input.elemSize(), input.step}, std::min(tileRows, input.rows - y),
                           std::min(tileCols, input.cols - x), input.channels()};
         const CounterTable& table = tables[size_t(task)];
         switch (input.depth()) {

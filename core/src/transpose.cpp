@@ -3,6 +3,7 @@
 #include "kernellab/image.hpp"
 
 #include "parallel.hpp"
+#include "pixel_block.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/core/hal/intrin.hpp>
@@ -20,18 +21,13 @@ namespace {
 constexpr int kTileSide = 64;
 constexpr int kTileBytes = 128;
 
-/// A block of pixels by its first byte and row step, without cv::Mat headers: creating those
-/// per tile would update the image's shared reference count from every thread.
-struct PixelBlock {
-    const uchar* data;
-    size_t step;
-};
+using detail::PixelBlock;
 
 /// Copies the rows x cols pixels at `in` to their transposed places at `out`, one by one.
 void transposeElements(PixelBlock in, uchar* out, size_t outStep, int rows, int cols, size_t pixelBytes)
 {
     for (int y = 0; y < rows; ++y) {
-        const uchar* source = in.data + size_t(y) * in.step;
+        const uchar* source = in.row(y);
         for (int x = 0; x < cols; ++x) std::memcpy(out + size_t(x) * outStep + size_t(y) * pixelBytes, source + size_t(x) * pixelBytes, pixelBytes);
     }
 }
@@ -62,11 +58,11 @@ template <typename Lanes> void transposeTile(PixelBlock in, uchar* out, size_t o
     const int fullWidth = cols / n * n, fullHeight = rows / n * n;
     for (int x = 0; x < fullWidth; x += n)
         for (int y = 0; y < fullHeight; y += n)
-            transposeBlock<Lanes>(in.data + size_t(y) * in.step + size_t(x) * pixelBytes, in.step,
+            transposeBlock<Lanes>(in.row(y) + size_t(x) * pixelBytes, in.step,
                                   out + size_t(x) * outStep + size_t(y) * pixelBytes, outStep);
     transposeElements({in.data + size_t(fullWidth) * pixelBytes, in.step}, out + size_t(fullWidth) * outStep, outStep, rows,
                       cols - fullWidth, pixelBytes);
-    transposeElements({in.data + size_t(fullHeight) * in.step, in.step}, out + size_t(fullHeight) * pixelBytes, outStep,
+    transposeElements({in.row(fullHeight), in.step}, out + size_t(fullHeight) * pixelBytes, outStep,
                       rows - fullHeight, fullWidth, pixelBytes);
 }
 
