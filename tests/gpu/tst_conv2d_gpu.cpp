@@ -186,6 +186,8 @@ class TestConv2dGpu : public QObject {
     bool applies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
     {
         if (variant == "separable") return isSeparable(spec);
+        if (variant == "separable-tiles")
+            return isSeparable(spec) && spec.kernel.rows == spec.kernel.cols && compiledSize(spec.kernel.rows);
         if (variant == "tma") return tmaApplies(input, spec);
         if (variant == "integer") return integerApplies(input, spec);
         if (variant == "dp4a") return dp4aApplies(input, spec);
@@ -271,6 +273,27 @@ private slots:
                         checkAllVariants(input, makeSpec(randomSeparableKernel(kernelSize, kernelSize, seed), border,
                                                          depth, !flip));
                         checkAllVariants(input, makeSpec(dyadicKernel(kernelSize, seed), border, depth, flip));
+                    }
+    }
+
+    // separable-tiles' blocks walk strips of rows in steps through a ring of row-pass results:
+    // an image of several strips, a partial last strip and step, and bands that end inside the
+    // row, every depth x channels, two borders, the smallest and largest compiled size. Its sums
+    // are the separable ring's, in the same order: the two agree bit for bit.
+    void separableTilesStrips()
+    {
+        uint64_t seed = 30000;
+        for (int k : {3, 15})
+            for (int depth : kDepths)
+                for (int channels : kChannels)
+                    for (BorderMode border : {BorderMode::Constant, BorderMode::Reflect101}) {
+                        const cv::Mat input = kltest::randomImage(1021, 263, depth, channels, ++seed);
+                        const Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
+                        const cv::Mat tiles = run(input, spec, "separable-tiles");
+                        const std::string failure = compareWithReference(tiles, kl::conv2dReference(input, spec), input, spec);
+                        QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "separable-tiles") + ": " + failure));
+                        QVERIFY2(kltest::bitwiseEqual(tiles, run(input, spec, "separable")),
+                                 kltest::msg(describe(input, spec, "separable-tiles") + ": differs from separable"));
                     }
     }
 
@@ -634,7 +657,8 @@ private slots:
         for (const std::string& variant : kl::gpu::variants("conv2d")) {
             // u8 3 channels, random taps; tmaTiles, integerIsExact and dp4aIsExact run those on several streams
             if (variant == "tma" || variant == "integer" || variant == "dp4a") continue;
-            const Conv2DSpec& spec = variant == "separable" ? separable : nonSeparable;
+            if (variant == "separable-tiles" && !compiledSize(kernelSize)) continue;
+            const Conv2DSpec& spec = variant == "separable" || variant == "separable-tiles" ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);
             if (rows * cols <= 40000) {
                 const std::string failure = compareWithReference(one, kl::conv2dReference(input, spec), input, spec);

@@ -70,6 +70,56 @@ void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
     KL_CHECK_LAUNCH();
 }
 
+/// Calls f(kernel, shared bytes) with separable-tiles' kernel for `run` (a square compiled size).
+template <typename F> void withTilesKernel(const Conv2dRun& run, F&& f)
+{
+    withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
+        withChannels(run.channels, [&](auto cn) {
+            withFixedSize(run.kRows, [&](auto k) {
+                constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
+                f(conv2dSeparableTiles<decltype(in), decltype(out), CN, K>, SeparableTile<CN, K>::bytes);
+            });
+        });
+    });
+}
+
+std::string whyNotSeparableTiles(const Conv2dProblem& p)
+{
+    if (p.factors && isCompiledSize(p.kRows, p.kCols)) return {};
+    return "needs a rank-1 kernel of a square compiled size (" + compiledSizesText("or") + "); this is a " +
+           (p.factors ? "" : "non-separable ") + p.kernelSize() + " kernel";
+}
+
+void prepareSeparableTiles(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, cudaStream_t stream)
+{
+    withTilesKernel(run, [](auto kernel, size_t bytes) { optInSharedMemory(kernel, bytes); });
+    copyToSymbol(cRowTaps, problem.factors->row, stream);
+    copyToSymbol(cColumnTaps, problem.factors->column, stream);
+    KL_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+
+/// Blocks walk strips of output rows tall enough that the ring's first K - 1 rows are a small
+/// share of them, and enough strips that the grid fills the device a few times over.
+constexpr int kTilesBlocksPerSM = 8;
+
+void computeSeparableTiles(const Conv2dRun& run, int chunk, cudaStream_t stream)
+{
+    withStrip(run, chunk, [&](const auto& a, auto cn) {
+        constexpr int CN = decltype(cn)::value;
+        const int bands = (a.cols * CN + kTileBand - 1) / kTileBand;
+        const int strips = std::max(1, kTilesBlocksPerSM * run.multiprocessors / bands);
+        const int stripRows = std::max(4 * kTileStep, (a.rows + strips - 1) / strips + kTileStep - 1) / kTileStep * kTileStep;
+        const dim3 grid(unsigned(bands), std::min(unsigned(a.rows + stripRows - 1) / unsigned(stripRows), kMaxGridY));
+        withFixedSize(a.kRows, [&](auto k) {
+            constexpr int K = decltype(k)::value;
+            using A = std::decay_t<decltype(a)>;
+            conv2dSeparableTiles<typename A::InType, typename A::OutType, CN, K>
+                <<<grid, kTilesThreads, SeparableTile<CN, K>::bytes, stream>>>(a, stripRows);
+        });
+    });
+    KL_CHECK_LAUNCH();
+}
+
 void prepareInteger(const Conv2dProblem& problem, Conv2dRun&, BufferCache&, cudaStream_t stream)
 {
     const IntegerSeparableKernel& k = *problem.integer;
@@ -105,6 +155,14 @@ Conv2dVariant separableConv2d()
             "rank-1 kernels as a row and a column pass; compiled sizes keep the row results in a register ring",
             whyNotSeparable,
             {prepareSeparable, computeSeparable, true}};
+}
+
+Conv2dVariant separableTilesConv2d()
+{
+    return {"separable-tiles",
+            "rank-1 kernels of compiled sizes: both passes through shared memory, each input widened once per band",
+            whyNotSeparableTiles,
+            {prepareSeparableTiles, computeSeparableTiles, true}};
 }
 
 Conv2dVariant integerConv2d()

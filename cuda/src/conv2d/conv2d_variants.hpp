@@ -59,6 +59,7 @@ struct Conv2dRun {
     float borderValue = 0;
     int rowsPerChunk = 0, chunks = 0;
     size_t sharedMemoryLimit = 0;  ///< per block, opted in (DeviceInfo::sharedMemoryPerBlockOptIn)
+    int multiprocessors = 0;
     /// tma: the tensor map over each chunk's slice and the persistent grid's size.
     struct TmaPlan {
         CUtensorMap map;
@@ -90,6 +91,7 @@ Conv2dVariant constantConv2d();   // conv2d_direct.cu
 Conv2dVariant sharedConv2d();     // conv2d_tiled.cu
 Conv2dVariant tmaConv2d();        // conv2d_tiled.cu
 Conv2dVariant separableConv2d();  // conv2d_separable.cu
+Conv2dVariant separableTilesConv2d();  // conv2d_separable.cu
 Conv2dVariant integerConv2d();    // conv2d_separable.cu
 Conv2dVariant dp4aConv2d();       // conv2d_dp4a.cu
 
