@@ -7,6 +7,7 @@
 #include "kernellab/error.hpp"
 #include "kernellab/gpu/engine.hpp"
 #include "kernellab/histogram.hpp"
+#include "kernellab/image.hpp"
 #include "session.hpp"
 #include "test_support.hpp"
 
@@ -49,7 +50,7 @@ private slots:
     void everyOpListsDescribedVariants()
     {
         const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
-            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "integer", "dp4a"}},
+            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "separable-tiles", "integer", "dp4a"}},
             {"conv1d", {"naive", "shared", "fft"}},
             {"histogram", {"global-atomics", "shared", "optimized"}},
             {"transpose", {"naive", "tiled", "tiled-padded", "optimized"}}};
@@ -68,7 +69,7 @@ private slots:
     {
         const cv::Mat image = kltest::randomImage(17, 13, CV_8U, 1, 1);
         KL_VERIFY_THROWS(kl::InvalidArgument,
-                         "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, integer, dp4a",
+                         "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, separable-tiles, integer, dp4a",
                          whyNotApplicable("warp", image, spec(kl::Conv2DPreset::Gaussian, 5), device(9, 0)));
         KL_VERIFY_THROWS(kl::InvalidArgument, "histogram variant: 'fast' is not one of auto, global-atomics",
                          whyNotApplicable("fast", image, kl::HistogramSpec{}, device(9, 0)));
@@ -110,6 +111,39 @@ private slots:
         kl::Conv2DSpec even = gaussian5;
         even.kernel = cv::Mat::ones(4, 4, CV_32F);
         QVERIFY_THROWS_EXCEPTION(kl::InvalidArgument, whyNotApplicable("naive", u8, even, hopper));
+    }
+
+    // auto's choice for conv2d (conv2d.cpp's autoConv2d), case by case as docs/performance.md
+    // measured them: box kernels are rank 1 with taps no integer path takes.
+    void conv2dAutoRule()
+    {
+        const DeviceInfo hopper = device(9, 0), ampere = device(8, 0);
+        for (int depth : {CV_8U, CV_16U, CV_32F})
+            for (int channels : {1, 3, 4}) {
+                const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
+                for (int k : {3, 5, 7, 9, 15}) {
+                    std::string expected;
+                    if (channels > 1) expected = k >= 9 ? "separable-tiles" : "separable";
+                    else if (depth == CV_32F) expected = k == 15 ? "separable-tiles" : "tma";
+                    else expected = k >= 7 ? "separable-tiles" : "separable";
+                    const std::string label = kl::depthName(depth) + " x" + std::to_string(channels) + " box " +
+                                              std::to_string(k);
+                    QVERIFY2(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, k), hopper) == expected,
+                             qPrintable(QString::fromStdString(label + ": expected " + expected)));
+                }
+                // Rank 1 of other sizes: the ring from 500 taps on, the tiled kernels below.
+                QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, 11), hopper),
+                         std::string("shared"));
+                QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, 23), hopper),
+                         std::string("separable"));
+                QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Sharpen, 3), hopper),
+                         std::string(depth == CV_8U ? "dp4a" : depth == CV_32F && channels == 1 ? "tma" : "shared"));
+            }
+        const cv::Mat f32 = kltest::randomImage(37, 23, CV_32F, 1, 7);
+        QCOMPARE(kl::gpu::resolvedVariant("auto", f32, spec(kl::Conv2DPreset::Box, 5), ampere), std::string("shared"));
+        QCOMPARE(kl::gpu::resolvedVariant("naive", f32, spec(kl::Conv2DPreset::Box, 5), hopper), std::string("naive"));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d variant 'separable-tiles' needs a rank-1 kernel",
+                         kl::gpu::resolvedVariant("separable-tiles", f32, spec(kl::Conv2DPreset::Box, 11), hopper));
     }
 
     void otherOpsApplyEverywhere()

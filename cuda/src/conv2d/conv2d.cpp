@@ -3,14 +3,14 @@
 // saturateRound to u8/u16) for every depth, channel count, border mode and
 // kernel size. This file is the host side: the problem, the registry and auto
 // choice, and the chunked run. The variants live in one .cu per family, each with
-// its kernels and constant memory: conv2d_direct.cu (naive, constant),
-// conv2d_tiled.cu (shared, tma), conv2d_separable.cu (separable, integer), conv2d_dp4a.cu (dp4a).
+// its kernels and constant memory: conv2d_direct.cu (naive, constant), conv2d_tiled.cu (shared,
+// tma), conv2d_separable.cu (separable, separable-tiles, integer), conv2d_dp4a.cu (dp4a).
 //
 // auto: integer where it applies, then dp4a (faster than shared and than the ring wherever it
-// applies: sharpen, Laplacian, Sobel). Else separable for rank-1 kernels with both sides >= 3
-// and more than 9 taps where it measured faster: compiled sizes on several channels, or
-// 15x15 on f32; other sizes from 500 taps on. Otherwise tma where it applies up to 9x9,
-// shared elsewhere. (docs/performance.md, "The auto rule", has the measurements.)
+// applies: sharpen, Laplacian, Sobel). Else, for rank-1 kernels of compiled sizes,
+// separable-tiles or the separable ring where each measured faster (autoConv2d); separable for
+// other rank-1 sizes from 500 taps on. Otherwise tma where it applies up to 9x9, shared
+// elsewhere. (docs/performance.md, "The auto rule" and "separable-tiles", has the measurements.)
 //
 // Accuracy: sums are f32, each kernel row summed on its own (taps in order, from
 // 0) and the row sums then added in order, in every 2D variant alike, so naive,
@@ -79,11 +79,16 @@ const char* autoConv2d(const Conv2dProblem& p)
     if (conv2dVariants().whyNot("dp4a", p).empty()) return "dp4a";
     const int kRows = p.kRows, kCols = p.kCols;
     if (p.factors && kRows >= 3 && kCols >= 3) {
-        // Where the ring measured faster (docs/performance.md, "The auto rule" and its 3x3 update):
-        // several channels at every compiled size; one channel of u8/u16 at 3x3, of f32 from 15x15.
+        // Where each measured faster (docs/performance.md, "The auto rule" and "separable-tiles").
+        // separable-tiles pays a fixed cost per step that the ring does not and saves work that
+        // grows with the kernel: it wins from 7x7 on one channel of u8/u16, from 9x9 on several
+        // channels, at 15x15 on one channel of f32 (tma is faster below). Below those the ring
+        // takes several channels, and one channel of u8/u16 up to 5x5.
         const bool ring = isCompiledSize(kRows, kCols);
-        const bool oneChannelWins = p.input.depth() == CV_32F ? kRows >= 15 : kRows == 3;
-        if (ring ? p.input.channels() > 1 || oneChannelWins : kRows * kCols >= 500) return "separable";
+        const bool f32 = p.input.depth() == CV_32F, oneChannel = p.input.channels() == 1;
+        const int tilesFrom = oneChannel ? (f32 ? 15 : 7) : 9;
+        if (ring && kRows >= tilesFrom) return "separable-tiles";
+        if (ring ? !oneChannel || (!f32 && kRows <= 5) : kRows * kCols >= 500) return "separable";
     }
     // At 15x15 the plain tiles measured 3% faster than the TMA-fed ones.
     return kRows <= 9 && conv2dVariants().whyNot("tma", p).empty() ? "tma" : "shared";
@@ -131,7 +136,7 @@ size_t Conv2dRun::sliceStart(int chunk) const { return size_t(chunk) * size_t(ro
 const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants()
 {
     static const VariantRegistry<Conv2dProblem, Conv2dLaunch> registry(
-        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), integerConv2d(), dp4aConv2d()},
+        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), integerConv2d(), dp4aConv2d()},
         autoConv2d);
     return registry;
 }
@@ -142,6 +147,12 @@ std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, c
                              const DeviceInfo& device)
 {
     return conv2dVariants().whyNot(variant, Conv2dProblem(input, spec, device));
+}
+
+std::string resolvedVariant(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec,
+                            const DeviceInfo& device)
+{
+    return conv2dVariants().resolve(variant, Conv2dProblem(input, spec, device)).name;
 }
 
 GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec& spec, const RunOptions& options,
@@ -162,6 +173,7 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
     run.border = spec.border;
     run.borderValue = float(spec.borderValue);
     run.sharedMemoryLimit = engine.info.sharedMemoryPerBlockOptIn;
+    run.multiprocessors = engine.info.multiprocessors;
     const size_t inRowBytes = size_t(run.cols) * src.elemSize();
     const size_t outRowBytes = size_t(run.cols) * run.channels * CV_ELEM_SIZE1(run.outDepth);
     run.inPitch = rowPitch(inRowBytes);

@@ -160,6 +160,10 @@ std::vector<std::string> variants(const std::string& op);
 /// No GPU is needed: the answer depends on the device's description only.
 std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec,
                              const DeviceInfo& device);
+/// The conv2d variant a run of `variant` uses: auto's choice for this problem on `device`, or the
+/// named one; a variant that does not apply is a kl::InvalidArgument, as in a run. No GPU needed.
+std::string resolvedVariant(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec,
+                            const DeviceInfo& device);
 std::string whyNotApplicable(const std::string& variant, const Signal& input, const Conv1DSpec& spec,
                              const DeviceInfo& device);
 std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const HistogramSpec& spec,
