@@ -37,14 +37,20 @@ std::string whyNotInteger(const Conv2dProblem& p)
            " kernel";
 }
 
+/// The rank-1 factors into the taps both separable variants read, before the run's kernels.
+void uploadFactors(const Conv2dProblem& problem, cudaStream_t stream)
+{
+    copyToSymbol(cRowTaps, problem.factors->row, stream);
+    copyToSymbol(cColumnTaps, problem.factors->column, stream);
+    KL_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+
 void prepareSeparable(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& cache, cudaStream_t stream)
 {
     if (!isCompiledSize(run.kRows, run.kCols))
         run.mid = static_cast<float*>(cache.device(
             "conv2d.mid", run.sliceStart(run.chunks) * size_t(run.cols) * run.channels * sizeof(float)));
-    copyToSymbol(cRowTaps, problem.factors->row, stream);
-    copyToSymbol(cColumnTaps, problem.factors->column, stream);
-    KL_CUDA_TRY(cudaStreamSynchronize(stream));
+    uploadFactors(problem, stream);
 }
 
 void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
@@ -93,9 +99,7 @@ std::string whyNotSeparableTiles(const Conv2dProblem& p)
 void prepareSeparableTiles(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, cudaStream_t stream)
 {
     withTilesKernel(run, [](auto kernel, size_t bytes) { optInSharedMemory(kernel, bytes); });
-    copyToSymbol(cRowTaps, problem.factors->row, stream);
-    copyToSymbol(cColumnTaps, problem.factors->column, stream);
-    KL_CUDA_TRY(cudaStreamSynchronize(stream));
+    uploadFactors(problem, stream);
 }
 
 /// Blocks walk strips of output rows tall enough that the ring's first K - 1 rows are a small
