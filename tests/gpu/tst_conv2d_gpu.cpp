@@ -2,7 +2,7 @@
 // border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up, the
 // compiled sizes (kConv2dCompiledSizes: unrolled shared tiles, the TMA-fed tiles, the
 // separable ring) on widths that are multiples of 4 and widths that are not; the
-// separable split; the integer ring on dyadic kernels and dp4a on integer ones, bitwise; streams, host memory and
+// separable split; the integer ring on dyadic kernels and dp4a / dp2a on integer ones, bitwise; streams, host memory and
 // kernel-only mode; the report.
 // `throughput` (KL_BENCH=1 only) prints the benchmark that docs/performance.md
 // (conv2d section) quotes.
@@ -101,28 +101,32 @@ bool integerApplies(const cv::Mat& input, const Conv2DSpec& spec)
     return k && cv::sum(kernel)[0] <= 1.0;
 }
 
-/// Whether the dp4a variant runs `spec` on `input` (u8 in, a 3x3 or 5x5 kernel of integer taps in
-/// [-128, 127] and, for the constant border, an integer border value in [0, 255]).
-bool dp4aApplies(const cv::Mat& input, const Conv2DSpec& spec)
+/// Whether dp4a (u8 in) or dp2a (u16 in) runs `spec` on `input`: a 3x3 or 5x5 kernel of integer taps
+/// in [-128, 127] (for dp2a with magnitudes summing to at most 64) and, for the constant border, an
+/// integer border value the image's depth holds.
+bool dotApplies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec)
 {
+    const int depth = variant == "dp4a" ? CV_8U : CV_16U;
+    const double maxValue = depth == CV_8U ? 255 : 65535;
     const cv::Mat kernel = kl::effectiveKernel(spec);
     const bool integerTaps = std::all_of(kernel.begin<float>(), kernel.end<float>(), [](float t) {
         return t == std::nearbyint(t) && t >= -128 && t <= 127;
     });
+    const bool tapSum = depth == CV_8U || cv::norm(kernel, cv::NORM_L1) <= 64;
     const double v = spec.borderValue;
-    const bool border = spec.border != BorderMode::Constant || (v == std::nearbyint(v) && v >= 0 && v <= 255);
-    return input.depth() == CV_8U && kernel.rows == kernel.cols && (kernel.rows == 3 || kernel.rows == 5) &&
-           integerTaps && border;
+    const bool border = spec.border != BorderMode::Constant || (v == std::nearbyint(v) && v >= 0 && v <= maxValue);
+    return input.depth() == depth && kernel.rows == kernel.cols && (kernel.rows == 3 || kernel.rows == 5) &&
+           integerTaps && tapSum && border;
 }
 
-/// A K x K kernel of random integers in [-128, 127], both ends included.
-cv::Mat randomIntegerKernel(int k, uint64_t seed)
+/// A K x K kernel of random integers in [low, high], both ends included.
+cv::Mat randomIntegerKernel(int k, int low, int high, uint64_t seed)
 {
     cv::Mat_<float> taps(k, k);
     cv::RNG rng(seed);
-    for (float& t : taps) t = float(rng.uniform(-128, 128));
-    taps(0, 0) = -128;
-    taps(k - 1, k - 2) = 127;
+    for (float& t : taps) t = float(rng.uniform(low, high + 1));
+    taps(0, 0) = float(low);
+    taps(k - 1, k - 2) = float(high);
     return std::move(taps);
 }
 
@@ -190,7 +194,7 @@ class TestConv2dGpu : public QObject {
             return isSeparable(spec) && spec.kernel.rows == spec.kernel.cols && compiledSize(spec.kernel.rows);
         if (variant == "tma") return tmaApplies(input, spec);
         if (variant == "integer") return integerApplies(input, spec);
-        if (variant == "dp4a") return dp4aApplies(input, spec);
+        if (variant == "dp4a" || variant == "dp2a") return dotApplies(variant, input, spec);
         return true;
     }
 
@@ -514,58 +518,73 @@ private slots:
         QCOMPARE(kl::gpu::whyNotApplicable("integer", u8, five, engine_->device()), std::string());
     }
 
-    // dp4a gives the reference's bits: the integer presets and random integer kernels at both ends
-    // of the signed byte range (so sums go far past 0 and 255 both ways and saturate), 3x3 and 5x5,
-    // u8 and f32 output, 1, 3 and 4 channels, every border (constant at 0, 200 and 255), sizes from
-    // 1x1 to prime ones whose rows end inside a 4-byte word, 1 and 4 streams; other variants agree.
-    void dp4aIsExact()
+    // dp4a (u8) and dp2a (u16) give the reference's bits: the integer presets and random integer
+    // kernels at both ends of the taps they take (so sums go far past 0 and the depth's maximum both
+    // ways and saturate), 3x3 and 5x5, integer and f32 output, 1, 3 and 4 channels, every border
+    // (constant at 0, a middle value and the maximum), sizes from 1x1 to prime ones whose rows end
+    // inside a 4-byte word, 1 and 4 streams.
+    void integerLanesAreExact()
     {
         uint64_t seed = 31000;
-        std::vector<cv::Mat> kernels;
-        for (kl::Conv2DPreset preset : {kl::Conv2DPreset::Sharpen, kl::Conv2DPreset::Laplacian, kl::Conv2DPreset::ScharrX,
-                                        kl::Conv2DPreset::Emboss})
-            kernels.push_back(kl::makeConv2DKernel(preset));
-        for (int k : {3, 5}) kernels.push_back(randomIntegerKernel(k, ++seed));
-        for (const cv::Mat& kernel : kernels)
-            for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {3, 2}, {61, 97}, {257, 131}})
-                for (int channels : kChannels)
-                    for (BorderMode border : kBorders)
-                        for (bool floatOutput : {false, true}) {
-                            const cv::Mat input = kltest::randomImage(rows, cols, CV_8U, channels, ++seed);
-                            Conv2DSpec spec = makeSpec(kernel, border, CV_8U, /*flip=*/seed % 2 == 0);
-                            spec.borderValue = std::vector<double>{0, 200, 255}[seed % 3];
-                            spec.floatOutput = floatOutput;
-                            QVERIFY2(dp4aApplies(input, spec), kltest::msg(describe(input, spec, "dp4a")));
-                            const cv::Mat expected = kl::conv2dReference(input, spec);
-                            const int streams = rows == 257 ? 4 : 1;
-                            const cv::Mat dp4a = run(input, spec, "dp4a", streams, HostMemory::Pinned);
-                            QVERIFY2(kltest::bitwiseEqual(dp4a, expected),
-                                     kltest::msg(describe(input, spec, "dp4a") + ": differs from the reference"));
-                        }
+        for (const auto& [variant, depth] : {std::pair<std::string, int>{"dp4a", CV_8U}, {"dp2a", CV_16U}}) {
+            const double maxValue = depth == CV_8U ? 255 : 65535;
+            std::vector<cv::Mat> kernels;
+            for (kl::Conv2DPreset preset : {kl::Conv2DPreset::Sharpen, kl::Conv2DPreset::Laplacian,
+                                            kl::Conv2DPreset::ScharrX, kl::Conv2DPreset::Emboss})
+                kernels.push_back(kl::makeConv2DKernel(preset));
+            // dp2a: magnitudes summing to at most 64 (9 * 7 and 25 * 2).
+            kernels.push_back(depth == CV_8U ? randomIntegerKernel(3, -128, 127, ++seed) : randomIntegerKernel(3, -7, 7, ++seed));
+            kernels.push_back(depth == CV_8U ? randomIntegerKernel(5, -128, 127, ++seed) : randomIntegerKernel(5, -2, 2, ++seed));
+            for (const cv::Mat& kernel : kernels)
+                for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {3, 2}, {61, 97}, {257, 131}})
+                    for (int channels : kChannels)
+                        for (BorderMode border : kBorders)
+                            for (bool floatOutput : {false, true}) {
+                                const cv::Mat input = kltest::randomImage(rows, cols, depth, channels, ++seed);
+                                Conv2DSpec spec = makeSpec(kernel, border, depth, /*flip=*/seed % 2 == 0);
+                                spec.borderValue = std::vector<double>{0, 200, maxValue}[seed % 3];
+                                spec.floatOutput = floatOutput;
+                                QVERIFY2(dotApplies(variant, input, spec), kltest::msg(describe(input, spec, variant)));
+                                const cv::Mat expected = kl::conv2dReference(input, spec);
+                                const int streams = rows == 257 ? 4 : 1;
+                                const cv::Mat output = run(input, spec, variant, streams, HostMemory::Pinned);
+                                QVERIFY2(kltest::bitwiseEqual(output, expected),
+                                         kltest::msg(describe(input, spec, variant) + ": differs from the reference"));
+                            }
+        }
     }
 
-    void dp4aRejectsOtherImagesAndKernels()
+    void integerLanesRejectOtherImagesAndKernels()
     {
         const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 3, 15);
+        const cv::Mat u16 = kltest::randomImage(16, 16, CV_16U, 1, 16);
         const Conv2DSpec sharpen = makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen), BorderMode::Reflect101, CV_8U);
         QCOMPARE(kl::gpu::whyNotApplicable("dp4a", u8, sharpen, engine_->device()), std::string());
-        const auto refused = [&](const cv::Mat& input, const Conv2DSpec& spec) {
-            QVERIFY(!dp4aApplies(input, spec));
-            QVERIFY(kl::gpu::whyNotApplicable("dp4a", input, spec, engine_->device()).find("needs an 8-bit") == 0);
-            KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'dp4a' needs", run(input, spec, "dp4a"));
+        QCOMPARE(kl::gpu::whyNotApplicable("dp2a", u16, sharpen, engine_->device()), std::string());
+        const auto refused = [&](const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) {
+            QVERIFY(!dotApplies(variant, input, spec));
+            const std::string needs = variant == "dp4a" ? "needs an 8-bit" : "needs a 16-bit";
+            QVERIFY(kl::gpu::whyNotApplicable(variant, input, spec, engine_->device()).find(needs) == 0);
+            KL_VERIFY_THROWS(kl::InvalidArgument, "variant '" + variant + "' needs", run(input, spec, variant));
         };
-        refused(kltest::randomImage(16, 16, CV_16U, 1, 16), sharpen);
-        refused(kltest::randomImage(16, 16, CV_32F, 4, 17), sharpen);
-        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) / 9), BorderMode::Reflect101, CV_8U));  // box
-        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) * 128), BorderMode::Reflect101, CV_8U));
-        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(7, 7, CV_32F)), BorderMode::Reflect101, CV_8U));
-        refused(u8, makeSpec(cv::Mat(cv::Mat::ones(3, 5, CV_32F)), BorderMode::Reflect101, CV_8U));
-        Conv2DSpec constant = sharpen;
-        constant.border = BorderMode::Constant;
-        for (double value : {37.25, -1.0, 256.0}) {
-            constant.borderValue = value;
-            refused(u8, constant);
+        refused("dp4a", u16, sharpen);
+        refused("dp2a", u8, sharpen);
+        for (const std::string variant : {"dp4a", "dp2a"}) {
+            const cv::Mat& input = variant == "dp4a" ? u8 : u16;
+            refused(variant, kltest::randomImage(16, 16, CV_32F, 4, 17), sharpen);
+            refused(variant, input, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) / 9), BorderMode::Reflect101, CV_8U));  // box
+            refused(variant, input, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) * 128), BorderMode::Reflect101, CV_8U));
+            refused(variant, input, makeSpec(cv::Mat(cv::Mat::ones(7, 7, CV_32F)), BorderMode::Reflect101, CV_8U));
+            refused(variant, input, makeSpec(cv::Mat(cv::Mat::ones(3, 5, CV_32F)), BorderMode::Reflect101, CV_8U));
+            Conv2DSpec constant = sharpen;
+            constant.border = BorderMode::Constant;
+            for (double value : {37.25, -1.0, variant == "dp4a" ? 256.0 : 65536.0}) {
+                constant.borderValue = value;
+                refused(variant, input, constant);
+            }
         }
+        // u16 sums stay exact in f32 up to 64 * 65535: a 3x3 of 8s sums to 72.
+        refused("dp2a", u16, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) * 8), BorderMode::Reflect101, CV_8U));
     }
 
     // tma on images of thousands of tiles, so that every block reuses each of its tile buffers
@@ -655,8 +674,8 @@ private slots:
         const Conv2DSpec separable =
             makeSpec(randomSeparableKernel(kernelSize, kernelSize, 78), BorderMode(border), CV_8U);
         for (const std::string& variant : kl::gpu::variants("conv2d")) {
-            // u8 3 channels, random taps; tmaTiles, integerIsExact and dp4aIsExact run those on several streams
-            if (variant == "tma" || variant == "integer" || variant == "dp4a") continue;
+            // u8 3 channels, random taps; tmaTiles, integerIsExact and integerLanesAreExact run those on several streams
+            if (variant == "tma" || variant == "integer" || variant == "dp4a" || variant == "dp2a") continue;
             if (variant == "separable-tiles" && !compiledSize(kernelSize)) continue;
             const Conv2DSpec& spec = variant == "separable" || variant == "separable-tiles" ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);

@@ -50,7 +50,7 @@ private slots:
     void everyOpListsDescribedVariants()
     {
         const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
-            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "separable-tiles", "integer", "dp4a"}},
+            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "separable-tiles", "integer", "dp4a", "dp2a"}},
             {"conv1d", {"naive", "shared", "fft"}},
             {"histogram", {"global-atomics", "shared", "optimized"}},
             {"transpose", {"naive", "tiled", "tiled-padded", "optimized"}}};
@@ -69,7 +69,7 @@ private slots:
     {
         const cv::Mat image = kltest::randomImage(17, 13, CV_8U, 1, 1);
         KL_VERIFY_THROWS(kl::InvalidArgument,
-                         "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, separable-tiles, integer, dp4a",
+                         "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, separable-tiles, integer, dp4a, dp2a",
                          whyNotApplicable("warp", image, spec(kl::Conv2DPreset::Gaussian, 5), device(9, 0)));
         KL_VERIFY_THROWS(kl::InvalidArgument, "histogram variant: 'fast' is not one of auto, global-atomics",
                          whyNotApplicable("fast", image, kl::HistogramSpec{}, device(9, 0)));
@@ -92,7 +92,7 @@ private slots:
         kl::Conv2DSpec box11 = spec(kl::Conv2DPreset::Box, 11);  // rank-1, not a compiled size
 
         for (const std::string& v : kl::gpu::variants("conv2d"))
-            QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(), v != "integer" && v != "dp4a");
+            QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(), v != "integer" && v != "dp4a" && v != "dp2a");
         QCOMPARE(whyNotApplicable("tma", f32, gaussian5, hopper), std::string());
         const std::string oldGpu = whyNotApplicable("tma", f32, gaussian5, ampere);
         QVERIFY2(oldGpu.find("needs a 32-bit float") == 0 && oldGpu.find("compute capability 8.0") != std::string::npos,
@@ -107,6 +107,14 @@ private slots:
         for (const char* v : {"auto", "naive", "constant", "shared", "dp4a"})
             QCOMPARE(whyNotApplicable(v, u8, sharpen, ampere), std::string());
         QVERIFY(whyNotApplicable("dp4a", u8, gaussian5, hopper).find("a 5x5 kernel with other taps") != std::string::npos);
+        const cv::Mat u16 = kltest::randomImage(31, 29, CV_16U, 1, 5);
+        QCOMPARE(whyNotApplicable("dp2a", u16, sharpen, ampere), std::string());
+        QVERIFY(whyNotApplicable("dp2a", u8, sharpen, hopper).find("needs a 16-bit image") == 0);
+        // Taps whose magnitudes sum past 64 could take a u16 sum past 2^22, where f32 is no longer exact.
+        kl::Conv2DSpec heavy = sharpen;
+        heavy.kernel = cv::Mat::ones(3, 3, CV_32F) * 8;
+        QVERIFY(whyNotApplicable("dp2a", u16, heavy, hopper).find("a 3x3 kernel with other taps") != std::string::npos);
+        QCOMPARE(whyNotApplicable("dp4a", u8, heavy, hopper), std::string());
         // An invalid spec is the op's own error, not a variant's.
         kl::Conv2DSpec even = gaussian5;
         even.kernel = cv::Mat::ones(4, 4, CV_32F);
@@ -137,7 +145,10 @@ private slots:
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, 23), hopper),
                          std::string("separable"));
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Sharpen, 3), hopper),
-                         std::string(depth == CV_8U ? "dp4a" : depth == CV_32F && channels == 1 ? "tma" : "shared"));
+                         std::string(depth == CV_8U    ? "dp4a"
+                                     : depth == CV_16U ? "dp2a"
+                                     : channels == 1   ? "tma"
+                                                       : "shared"));
             }
         const cv::Mat f32 = kltest::randomImage(37, 23, CV_32F, 1, 7);
         QCOMPARE(kl::gpu::resolvedVariant("auto", f32, spec(kl::Conv2DPreset::Box, 5), ampere), std::string("shared"));

@@ -4,10 +4,10 @@
 // kernel size. This file is the host side: the problem, the registry and auto
 // choice, and the chunked run. The variants live in one .cu per family, each with
 // its kernels and constant memory: conv2d_direct.cu (naive, constant), conv2d_tiled.cu (shared,
-// tma), conv2d_separable.cu (separable, separable-tiles, integer), conv2d_dp4a.cu (dp4a).
+// tma), conv2d_separable.cu (separable, separable-tiles, integer), conv2d_dp4a.cu (dp4a, dp2a).
 //
-// auto: integer where it applies, then dp4a (faster than shared and than the ring wherever it
-// applies: sharpen, Laplacian, Sobel). Else, for rank-1 kernels of compiled sizes,
+// auto: integer where it applies, then dp4a or dp2a (faster than shared and than the ring wherever
+// they apply: sharpen, Laplacian, Sobel). Else, for rank-1 kernels of compiled sizes,
 // separable-tiles or the separable ring where each measured faster (autoConv2d); separable for
 // other rank-1 sizes from 500 taps on. Otherwise tma where it applies up to 9x9, shared
 // elsewhere. (docs/performance.md, "The auto rule" and "separable-tiles", has the measurements.)
@@ -76,7 +76,8 @@ std::optional<IntegerSeparableKernel> integerTaps(int depth, int outDepth, const
 const char* autoConv2d(const Conv2dProblem& p)
 {
     if (p.integer) return "integer";
-    if (conv2dVariants().whyNot("dp4a", p).empty()) return "dp4a";
+    for (const char* dot : {"dp4a", "dp2a"})
+        if (conv2dVariants().whyNot(dot, p).empty()) return dot;
     const int kRows = p.kRows, kCols = p.kCols;
     if (p.factors && kRows >= 3 && kCols >= 3) {
         // Where each measured faster (docs/performance.md, "The auto rule" and "separable-tiles").
@@ -136,7 +137,7 @@ size_t Conv2dRun::sliceStart(int chunk) const { return size_t(chunk) * size_t(ro
 const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants()
 {
     static const VariantRegistry<Conv2dProblem, Conv2dLaunch> registry(
-        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), integerConv2d(), dp4aConv2d()},
+        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), integerConv2d(), dp4aConv2d(), dp2aConv2d()},
         autoConv2d);
     return registry;
 }

@@ -94,6 +94,7 @@ Conv2dVariant separableConv2d();  // conv2d_separable.cu
 Conv2dVariant separableTilesConv2d();  // conv2d_separable.cu
 Conv2dVariant integerConv2d();    // conv2d_separable.cu
 Conv2dVariant dp4aConv2d();       // conv2d_dp4a.cu
+Conv2dVariant dp2aConv2d();       // conv2d_dp4a.cu
 
 /// conv2d's registry (conv2d.cpp).
 const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants();
