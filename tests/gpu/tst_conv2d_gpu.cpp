@@ -102,21 +102,31 @@ bool integerApplies(const cv::Mat& input, const Conv2DSpec& spec)
 }
 
 /// Whether dp4a (u8 in) or dp2a (u16 in) runs `spec` on `input`: a 3x3 or 5x5 kernel of integer taps
-/// in [-128, 127] (for dp2a with magnitudes summing to at most 64) and, for the constant border, an
-/// integer border value the image's depth holds.
+/// in [-128, 127] (for dp2a with magnitudes summing to at most 64), or of such taps times the
+/// kernel's smallest tap magnitude, and, for the constant border, an integer border value the
+/// image's depth holds.
 bool dotApplies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec)
 {
     const int depth = variant == "dp4a" ? CV_8U : CV_16U;
     const double maxValue = depth == CV_8U ? 255 : 65535;
     const cv::Mat kernel = kl::effectiveKernel(spec);
-    const bool integerTaps = std::all_of(kernel.begin<float>(), kernel.end<float>(), [](float t) {
-        return t == std::nearbyint(t) && t >= -128 && t <= 127;
-    });
-    const bool tapSum = depth == CV_8U || cv::norm(kernel, cv::NORM_L1) <= 64;
+    const cv::Mat_<float> taps = kernel;
+    const auto byteTapsTimes = [&](float scale) {
+        double absSum = 0;
+        for (float t : taps) {
+            const float q = t / scale;
+            if (q != std::nearbyint(q) || q < -128 || q > 127 || q * scale != t) return false;
+            absSum += std::fabs(q);
+        }
+        return depth == CV_8U || absSum <= 64;
+    };
+    float smallest = 0;
+    for (float t : taps)
+        if (t != 0 && (smallest == 0 || std::fabs(t) < smallest)) smallest = std::fabs(t);
     const double v = spec.borderValue;
     const bool border = spec.border != BorderMode::Constant || (v == std::nearbyint(v) && v >= 0 && v <= maxValue);
     return input.depth() == depth && kernel.rows == kernel.cols && (kernel.rows == 3 || kernel.rows == 5) &&
-           integerTaps && tapSum && border;
+           (byteTapsTimes(1) || (smallest > 0 && byteTapsTimes(smallest))) && border;
 }
 
 /// A K x K kernel of random integers in [low, high], both ends included.
@@ -554,6 +564,42 @@ private slots:
         }
     }
 
+    // With a common factor (a box, integer taps / 32) the exact integer sum is scaled and rounded
+    // once: for a box, whose results are multiples of 1/k^2 and never near a tie, the reference's
+    // bits with integer output; otherwise within the acceptance rule. (A factor whose multiples are
+    // not exact in f32, such as 0.0123, refuses: see integerLanesRejectOtherImagesAndKernels.) u8 and u16, integer
+    // and f32 output, every channel count and border, 1 and 4 streams.
+    void integerLanesWithAFactor()
+    {
+        uint64_t seed = 32000;
+        for (const auto& [variant, depth] : {std::pair<std::string, int>{"dp4a", CV_8U}, {"dp2a", CV_16U}})
+            for (int k : {3, 5}) {
+                const double maxValue = depth == CV_8U ? 255 : 65535;
+                cv::Mat integers = depth == CV_8U ? randomIntegerKernel(k, -128, 127, ++seed)
+                                                  : randomIntegerKernel(k, -2, 2, ++seed);
+                integers.at<float>(k / 2, k / 2) = 1;  // the factor is the smallest tap magnitude
+                const cv::Mat box = cv::Mat::ones(k, k, CV_32F) / float(k * k);
+                for (const cv::Mat& kernel : {box, cv::Mat(integers / 32)})
+                    for (const auto& [rows, cols] : {std::pair<int, int>{3, 2}, {61, 97}, {257, 131}})
+                        for (int channels : kChannels)
+                            for (BorderMode border : kBorders)
+                                for (bool floatOutput : {false, true}) {
+                                    const cv::Mat input = kltest::randomImage(rows, cols, depth, channels, ++seed);
+                                    Conv2DSpec spec = makeSpec(kernel, border, depth);
+                                    spec.borderValue = std::vector<double>{0, 200, maxValue}[seed % 3];
+                                    spec.floatOutput = floatOutput;
+                                    const std::string label = describe(input, spec, variant);
+                                    QVERIFY2(dotApplies(variant, input, spec), kltest::msg(label));
+                                    const cv::Mat expected = kl::conv2dReference(input, spec);
+                                    const cv::Mat output = run(input, spec, variant, rows == 257 ? 4 : 1, HostMemory::Pinned);
+                                    const std::string failure = compareWithReference(output, expected, input, spec);
+                                    QVERIFY2(failure.empty(), kltest::msg(label + ": " + failure));
+                                    if (kernel.data == box.data && !floatOutput)
+                                        QVERIFY2(kltest::bitwiseEqual(output, expected), kltest::msg(label + ": not bitwise"));
+                                }
+            }
+    }
+
     void integerLanesRejectOtherImagesAndKernels()
     {
         const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 3, 15);
@@ -569,11 +615,17 @@ private slots:
         };
         refused("dp4a", u16, sharpen);
         refused("dp2a", u8, sharpen);
+        kl::Conv2DPresetParams sigma13;
+        sigma13.width = sigma13.height = 5;
+        sigma13.sigma = 1.3;
+        const cv::Mat gaussianSigma13 = kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, sigma13);
         for (const std::string variant : {"dp4a", "dp2a"}) {
             const cv::Mat& input = variant == "dp4a" ? u8 : u16;
             refused(variant, kltest::randomImage(16, 16, CV_32F, 4, 17), sharpen);
-            refused(variant, input, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) / 9), BorderMode::Reflect101, CV_8U));  // box
-            refused(variant, input, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) * 128), BorderMode::Reflect101, CV_8U));
+            refused(variant, input, makeSpec(gaussianSigma13, BorderMode::Reflect101, CV_8U));  // no common factor
+            cv::Mat tap128 = cv::Mat::ones(3, 3, CV_32F) * 128;  // 128 times ones, but for a 1: 128 is past a byte
+            tap128.at<float>(0, 0) = 1;
+            refused(variant, input, makeSpec(tap128, BorderMode::Reflect101, CV_8U));
             refused(variant, input, makeSpec(cv::Mat(cv::Mat::ones(7, 7, CV_32F)), BorderMode::Reflect101, CV_8U));
             refused(variant, input, makeSpec(cv::Mat(cv::Mat::ones(3, 5, CV_32F)), BorderMode::Reflect101, CV_8U));
             Conv2DSpec constant = sharpen;
@@ -583,8 +635,13 @@ private slots:
                 refused(variant, input, constant);
             }
         }
-        // u16 sums stay exact in f32 up to 64 * 65535: a 3x3 of 8s sums to 72.
-        refused("dp2a", u16, makeSpec(cv::Mat(cv::Mat::ones(3, 3, CV_32F) * 8), BorderMode::Reflect101, CV_8U));
+        cv::Mat inexact = cv::Mat::ones(3, 3, CV_32F);
+        inexact.at<float>(0, 0) = 27;
+        refused("dp4a", u8, makeSpec(cv::Mat(inexact * 0.0123f), BorderMode::Reflect101, CV_8U));  // 27 * 0.0123f / 0.0123f != 27
+        // u16 sums stay exact in f32 up to 64 * 65535: 8s around a 9 sum to 73, and have no common factor.
+        cv::Mat heavy = cv::Mat::ones(3, 3, CV_32F) * 8;
+        heavy.at<float>(1, 1) = 9;
+        refused("dp2a", u16, makeSpec(heavy, BorderMode::Reflect101, CV_8U));
     }
 
     // tma on images of thousands of tiles, so that every block reuses each of its tile buffers
@@ -728,13 +785,13 @@ private slots:
             makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params), BorderMode::Reflect101, CV_8U);
         const Conv2DSpec sharpen =
             makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen), BorderMode::Reflect101, CV_8U);
-        kl::Conv2DPresetParams box3x3;
-        box3x3.width = box3x3.height = 3;
-        const Conv2DSpec box3 =
-            makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Box, box3x3), BorderMode::Reflect101, CV_8U);
+        kl::Conv2DPresetParams box7x7;
+        box7x7.width = box7x7.height = 7;
+        const Conv2DSpec box7 =
+            makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::Box, box7x7), BorderMode::Reflect101, CV_8U);
         for (const auto& [spec, resolved] : {std::pair<Conv2DSpec, std::string>{gaussian, "integer"},
                                              {sharpen, "dp4a"},  // integer taps
-                                             {box3, "separable"}}) {  // rank 1 on 3 channels: the ring
+                                             {box7, "separable"}}) {  // rank 1 on 3 channels below 9x9: the ring
             for (int streams : {1, 2, 4}) {
                 kl::gpu::RunOptions options;
                 options.streams = streams;

@@ -976,7 +976,9 @@ void TestMainWindow::variantComboExplainsApplicability()
              qPrintable(item("tma")->toolTip()));
     QVERIFY(item("integer")->isEnabled());
     QVERIFY(item("separable")->isEnabled());
-    QVERIFY(!item("dp4a")->isEnabled());
+    QVERIFY(item("dp4a")->isEnabled());  // the default Gaussian's taps are integers / 256
+    QVERIFY(!item("dp2a")->isEnabled());  // a u8 image
+    QVERIFY(item("dp2a")->toolTip().contains(QLatin1String("needs a 16-bit image")));
 
     request.conv2d.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Sharpen);  // not rank-1
     panel.showVariantApplicability(request, hopper);

@@ -106,15 +106,26 @@ private slots:
         QCOMPARE(whyNotApplicable("separable", u8, box11, hopper), std::string());
         for (const char* v : {"auto", "naive", "constant", "shared", "dp4a"})
             QCOMPARE(whyNotApplicable(v, u8, sharpen, ampere), std::string());
-        QVERIFY(whyNotApplicable("dp4a", u8, gaussian5, hopper).find("a 5x5 kernel with other taps") != std::string::npos);
+        // The default 5x5 Gaussian's taps are integers / 256; at sigma 1.3 they have no common factor.
+        QCOMPARE(whyNotApplicable("dp4a", u8, gaussian5, hopper), std::string());
+        kl::Conv2DSpec sigma13 = gaussian5;
+        kl::Conv2DPresetParams params;
+        params.width = params.height = 5;
+        params.sigma = 1.3;
+        sigma13.kernel = kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, params);
+        QVERIFY(whyNotApplicable("dp4a", u8, sigma13, hopper).find("a 5x5 kernel with other taps") != std::string::npos);
         const cv::Mat u16 = kltest::randomImage(31, 29, CV_16U, 1, 5);
         QCOMPARE(whyNotApplicable("dp2a", u16, sharpen, ampere), std::string());
         QVERIFY(whyNotApplicable("dp2a", u8, sharpen, hopper).find("needs a 16-bit image") == 0);
-        // Taps whose magnitudes sum past 64 could take a u16 sum past 2^22, where f32 is no longer exact.
+        // Taps whose magnitudes sum past 64 could take a u16 sum past 2^22, where f32 is no longer exact;
+        // 8 times ones is ones with a factor of 8, 8s around a 9 neither.
         kl::Conv2DSpec heavy = sharpen;
         heavy.kernel = cv::Mat::ones(3, 3, CV_32F) * 8;
+        QCOMPARE(whyNotApplicable("dp2a", u16, heavy, hopper), std::string());
+        heavy.kernel.at<float>(1, 1) = 9;
         QVERIFY(whyNotApplicable("dp2a", u16, heavy, hopper).find("a 3x3 kernel with other taps") != std::string::npos);
         QCOMPARE(whyNotApplicable("dp4a", u8, heavy, hopper), std::string());
+        QCOMPARE(whyNotApplicable("dp4a", u8, spec(kl::Conv2DPreset::Box, 5), hopper), std::string());  // ones / 25
         // An invalid spec is the op's own error, not a variant's.
         kl::Conv2DSpec even = gaussian5;
         even.kernel = cv::Mat::ones(4, 4, CV_32F);
@@ -122,7 +133,7 @@ private slots:
     }
 
     // auto's choice for conv2d (conv2d.cpp's autoConv2d), case by case as docs/performance.md
-    // measured them: box kernels are rank 1 with taps no integer path takes.
+    // measured them: box kernels are rank 1, and integer taps times 1/k^2 up to 5x5.
     void conv2dAutoRule()
     {
         const DeviceInfo hopper = device(9, 0), ampere = device(8, 0);
@@ -131,7 +142,10 @@ private slots:
                 const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
                 for (int k : {3, 5, 7, 9, 15}) {
                     std::string expected;
-                    if (channels > 1) expected = k >= 9 ? "separable-tiles" : "separable";
+                    // Ones times 1/k^2: integer lanes, but for several channels of u16.
+                    if (depth == CV_8U && k <= 5) expected = "dp4a";
+                    else if (depth == CV_16U && channels == 1 && k <= 5) expected = "dp2a";
+                    else if (channels > 1) expected = k >= 9 ? "separable-tiles" : "separable";
                     else if (depth == CV_32F) expected = k == 15 ? "separable-tiles" : "tma";
                     else expected = k >= 7 ? "separable-tiles" : "separable";
                     const std::string label = kl::depthName(depth) + " x" + std::to_string(channels) + " box " +

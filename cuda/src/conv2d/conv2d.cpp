@@ -7,7 +7,8 @@
 // tma), conv2d_separable.cu (separable, separable-tiles, integer), conv2d_dp4a.cu (dp4a, dp2a).
 //
 // auto: integer where it applies, then dp4a or dp2a (faster than shared and than the ring wherever
-// they apply: sharpen, Laplacian, Sobel). Else, for rank-1 kernels of compiled sizes,
+// they apply: sharpen, Laplacian, Sobel, 3x3 and 5x5 boxes; but for rank-1 kernels on several
+// channels of u16, where the ring is). Else, for rank-1 kernels of compiled sizes,
 // separable-tiles or the separable ring where each measured faster (autoConv2d); separable for
 // other rank-1 sizes from 500 taps on. Otherwise tma where it applies up to 9x9, shared
 // elsewhere. (docs/performance.md, "The auto rule" and "separable-tiles", has the measurements.)
@@ -76,8 +77,10 @@ std::optional<IntegerSeparableKernel> integerTaps(int depth, int outDepth, const
 const char* autoConv2d(const Conv2dProblem& p)
 {
     if (p.integer) return "integer";
-    for (const char* dot : {"dp4a", "dp2a"})
-        if (conv2dVariants().whyNot(dot, p).empty()) return dot;
+    if (conv2dVariants().whyNot("dp4a", p).empty()) return "dp4a";
+    // On several channels of u16 the ring measured faster for rank-1 kernels (a box: 0.30 against
+    // 0.34 ms at 3x3 on 3 channels, 0.39 against 0.54 at 5x5).
+    if (conv2dVariants().whyNot("dp2a", p).empty() && (p.input.channels() == 1 || !p.factors)) return "dp2a";
     const int kRows = p.kRows, kCols = p.kCols;
     if (p.factors && kRows >= 3 && kCols >= 3) {
         // Where each measured faster (docs/performance.md, "The auto rule" and "separable-tiles").

@@ -1,6 +1,6 @@
 // conv2d's dp4a and dp2a variants: u8 (dp4a) and u16 (dp2a) images and kernels whose taps are
-// small integers (sharpen, Laplacian, Sobel, Scharr, emboss, users' integer kernels), 3x3 and 5x5,
-// integer or f32 output.
+// small integers (sharpen, Laplacian, Sobel, Scharr, emboss, users' integer kernels) or such
+// integers times one factor (box filters), 3x3 and 5x5, integer or f32 output.
 //
 // The tiled f32 kernels spend several instructions per input element before the first multiply
 // (widening, shared stores and loads, rounding on the way out): integer filters are bound by
@@ -13,14 +13,17 @@
 // m .. m + K - 1 (cPackedTaps), so every channel count is the same stencil.
 //
 // Exact: the products and sums are integers well inside 32 bits, and equal the reference's f32
-// sums, which are exact for these integers too (below 2^22: see IntegerLanes::maxAbsTapSum).
+// sums, which are exact for these integers too (below 2^22: see IntegerLanes::maxAbsTapSum). With
+// a common factor the exact sum is scaled and rounded once, which the reference's f32 sum of
+// scaled products differs from only within its tie band (conv2d.hpp); for a box, whose results are
+// multiples of 1/K^2, never near a tie.
 #include "conv2d_device.cuh"
 
 #include "kernellab/image.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <optional>
 
 namespace kl::gpu {
 namespace {
@@ -118,32 +121,33 @@ __device__ uint32_t rowWord(const StripArgs<T, Out>& a, int k, bool borderRow, i
 /// An integer below 2^22 in magnitude as f32, exactly, in two full-rate instructions.
 __device__ float exactFloat(int v) { return __int_as_float(v + 0x4B400000) - 12582912.0f; }
 
-/// An exact integer sum as an integer result: saturateRound of an integer is the clamp.
-template <typename Out> __device__ uint32_t saturated(int v) { return uint32_t(min(max(v, 0), int(Out(~Out(0))))); }
+/// A thread's integer sum as its output. Integer taps (Scaled false): exact, the clamp for integer
+/// outputs (saturateRound of an integer) or the integer itself as f32. Integer taps times a common
+/// factor: the exact sum times the factor, rounded once.
+template <bool Scaled, typename Out> __device__ Out result(int sum, float scale)
+{
+    if constexpr (std::is_same_v<Out, float>) return Scaled ? exactFloat(sum) * scale : exactFloat(sum);
+    else if constexpr (Scaled) return saturateRound<Out>(exactFloat(sum) * scale);
+    else return Out(min(max(sum, 0), int(Out(~Out(0)))));
+}
 
-__device__ void storeQuad(uint8_t* p, const int (&s)[kPixelsPerThread])
+__device__ void storeQuad(uint8_t* p, const uint8_t (&v)[kPixelsPerThread])
 {
-    uint32_t word = 0;
-#pragma unroll
-    for (int n = 0; n < kPixelsPerThread; ++n) word |= saturated<uint8_t>(s[n]) << (8 * n);
-    *reinterpret_cast<uint32_t*>(p) = word;
+    *reinterpret_cast<uint32_t*>(p) = uint32_t(v[0]) | uint32_t(v[1]) << 8 | uint32_t(v[2]) << 16 | uint32_t(v[3]) << 24;
 }
-__device__ void storeQuad(uint16_t* p, const int (&s)[kPixelsPerThread])
+__device__ void storeQuad(uint16_t* p, const uint16_t (&v)[kPixelsPerThread])
 {
-    *reinterpret_cast<uint2*>(p) = {saturated<uint16_t>(s[0]) | saturated<uint16_t>(s[1]) << 16,
-                                    saturated<uint16_t>(s[2]) | saturated<uint16_t>(s[3]) << 16};
+    *reinterpret_cast<uint2*>(p) = {uint32_t(v[0]) | uint32_t(v[1]) << 16, uint32_t(v[2]) | uint32_t(v[3]) << 16};
 }
-__device__ void storeQuad(float* p, const int (&s)[kPixelsPerThread])
+__device__ void storeQuad(float* p, const float (&v)[kPixelsPerThread])
 {
-    *reinterpret_cast<float4*>(p) = make_float4(exactFloat(s[0]), exactFloat(s[1]), exactFloat(s[2]), exactFloat(s[3]));
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
 }
-template <typename Out> __device__ void storeOne(Out* p, int s) { *p = Out(saturated<Out>(s)); }
-template <> __device__ void storeOne(float* p, int s) { *p = exactFloat(s); }
 
 /// Threads own 4 adjacent interleaved elements in M adjacent rows; blocks cover 128 elements by
 /// kBlockY * M rows and stride down the strip.
-template <typename T, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDot(StripArgs<T, Out> a)
+template <typename T, typename Out, int CN, int K, bool Scaled>
+__global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDot(StripArgs<T, Out> a, float scale)
 {
     using S = DotShape<T, K>;
     using Lanes = IntegerLanes<T>;
@@ -200,13 +204,16 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDot(StripArgs<T, Out> 
                         for (int j = 0; j < K; ++j)
                             sum[n] = Lanes::dot(column[g][pad - radius * CN + n + j * CN],
                                                 cPackedTaps[(m * G + g) * K + j], sum[n]);
+            Out value[kPixelsPerThread];
+#pragma unroll
+            for (int n = 0; n < kPixelsPerThread; ++n) value[n] = result<Scaled, Out>(sum[n], scale);
             Out* out = a.outRow(y + m) + e;
             if (e + kPixelsPerThread <= flatCols) {
-                storeQuad(out, sum);
+                storeQuad(out, value);
             } else {
 #pragma unroll
                 for (int n = 0; n < kPixelsPerThread; ++n)
-                    if (e + n < flatCols) storeOne(out + n, sum[n]);
+                    if (e + n < flatCols) out[n] = value[n];
             }
         }
     }
@@ -221,28 +228,48 @@ template <typename F> void withDotSize(int k, F&& f)
 
 template <typename T> constexpr int kDepth = std::is_same_v<T, uint8_t> ? CV_8U : CV_16U;
 
+/// The kernel as scale * taps, the taps integers from -128 to 127 whose magnitudes sum to at most
+/// maxAbsTapSum: scale 1 where the kernel's taps are such integers, else its smallest tap magnitude
+/// where every tap is an exact multiple of it in f32 (a box: 1/K^2 times ones). Empty where neither
+/// holds.
+std::optional<float> byteTapScale(const cv::Mat& kernel, int maxAbsTapSum)
+{
+    float smallest = 0;
+    for (auto t = kernel.begin<float>(); t != kernel.end<float>(); ++t)
+        if (*t != 0 && (smallest == 0 || std::fabs(*t) < smallest)) smallest = std::fabs(*t);
+    for (float scale : {1.0f, smallest}) {
+        if (scale == 0) continue;
+        double absTapSum = 0;
+        const bool whole = std::all_of(kernel.begin<float>(), kernel.end<float>(), [&](float t) {
+            const float q = t / scale;
+            absTapSum += std::fabs(q);
+            return q == std::nearbyint(q) && q >= -128 && q <= 127 && q * scale == t;
+        });
+        if (whole && absTapSum <= maxAbsTapSum) return scale;
+    }
+    return std::nullopt;
+}
+
 template <typename T> std::string whyNotDot(const Conv2dProblem& p)
 {
     constexpr double maxValue = T(~T(0));
     constexpr int maxAbsTapSum = IntegerLanes<T>::maxAbsTapSum;
     const bool size = p.kRows == p.kCols && std::find(std::begin(kDotSizes), std::end(kDotSizes), p.kRows) != std::end(kDotSizes);
-    const bool byteTaps = std::all_of(p.kernel.begin<float>(), p.kernel.end<float>(),
-                                      [](float t) { return t == std::nearbyint(t) && t >= -128 && t <= 127; });
-    const double absTapSum = std::accumulate(p.kernel.begin<float>(), p.kernel.end<float>(), 0.0,
-                                             [](double sum, float t) { return sum + std::fabs(t); });
-    const bool taps = byteTaps && absTapSum <= maxAbsTapSum;
+    const bool taps = byteTapScale(p.kernel, maxAbsTapSum).has_value();
     const double value = p.spec.borderValue;
     const bool border = p.spec.border != BorderMode::Constant || (value == std::nearbyint(value) && value >= 0 && value <= maxValue);
     if (p.input.depth() == kDepth<T> && size && taps && border) return {};
     const std::string sumLimit = sizeof(T) == 1 ? "" : " whose magnitudes sum to at most " + std::to_string(maxAbsTapSum);
-    return std::string("needs ") + (sizeof(T) == 1 ? "an 8-bit" : "a 16-bit") + " image, a 3x3 or 5x5 kernel of integer taps from -128 to 127" + sumLimit +
-           " and, for the constant border, a border value that is an integer from 0 to " + std::to_string(int(maxValue)) +
-           "; this is " + describeImage(p.input) + ", a " + p.kernelSize() + " kernel" + (taps ? "" : " with other taps") +
-           (border ? "" : ", border value " + std::to_string(value));
+    return std::string("needs ") + (sizeof(T) == 1 ? "an 8-bit" : "a 16-bit") +
+           " image, a 3x3 or 5x5 kernel of integer taps from -128 to 127" + sumLimit +
+           " (or such taps times one common factor, as a box) and, for the constant border, a border value that is an "
+           "integer from 0 to " + std::to_string(int(maxValue)) + "; this is " + describeImage(p.input) + ", a " +
+           p.kernelSize() + " kernel" + (taps ? "" : " with other taps") + (border ? "" : ", border value " + std::to_string(value));
 }
 
-template <typename T> void prepareDot(const Conv2dProblem& problem, Conv2dRun&, BufferCache&, cudaStream_t stream)
+template <typename T> void prepareDot(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, cudaStream_t stream)
 {
+    run.tapScale = *byteTapScale(problem.kernel, IntegerLanes<T>::maxAbsTapSum);
     std::vector<uint32_t> packed;
     withDotSize(problem.kRows, [&](auto k) {
         constexpr int K = decltype(k)::value;
@@ -253,7 +280,10 @@ template <typename T> void prepareDot(const Conv2dProblem& problem, Conv2dRun&, 
                     uint32_t word = 0;
                     for (int b = 0; b < S::lanes; ++b) {
                         const int i = S::lanes * g + b - m;
-                        if (i >= 0 && i < K) word |= uint32_t(uint8_t(int8_t(problem.kernel.at<float>(i, j)))) << (8 * b);
+                        if (i >= 0 && i < K) {
+                            const int tap = int(std::nearbyint(problem.kernel.at<float>(i, j) / run.tapScale));
+                            word |= uint32_t(uint8_t(int8_t(tap))) << (8 * b);
+                        }
                     }
                     packed.push_back(word);
                 }
@@ -270,9 +300,11 @@ template <typename T> void computeDot(const Conv2dRun& run, int chunk, cudaStrea
         withChannels(run.channels, [&](auto cn) {
             withDotSize(run.kRows, [&](auto k) {
                 constexpr int K = decltype(k)::value;
-                conv2dDot<T, Out, decltype(cn)::value, K>
-                    <<<gridFor(a.cols * decltype(cn)::value, a.rows, kTileCols, kBlockY * DotShape<T, K>::rowsPerThread),
-                       dim3(kBlockX, kBlockY), 0, stream>>>(a);
+                const dim3 grid = gridFor(a.cols * decltype(cn)::value, a.rows, kTileCols, kBlockY * DotShape<T, K>::rowsPerThread);
+                if (run.tapScale == 1)
+                    conv2dDot<T, Out, decltype(cn)::value, K, false><<<grid, dim3(kBlockX, kBlockY), 0, stream>>>(a, 1);
+                else
+                    conv2dDot<T, Out, decltype(cn)::value, K, true><<<grid, dim3(kBlockX, kBlockY), 0, stream>>>(a, run.tapScale);
             });
         });
     };
@@ -286,8 +318,8 @@ template <typename T> void computeDot(const Conv2dRun& run, int chunk, cudaStrea
 Conv2dVariant dp4aConv2d()
 {
     return {"dp4a",
-            "u8 images, 3x3 and 5x5 kernels of small integer taps: 4 rows per dp4a instruction on byte columns "
-            "transposed in registers, exact integer sums",
+            "u8 images, 3x3 and 5x5 kernels of small integer taps (or such taps times one factor, as a box): 4 rows "
+            "per dp4a instruction on byte columns transposed in registers, exact integer sums",
             whyNotDot<uint8_t>,
             {prepareDot<uint8_t>, computeDot<uint8_t>, true}};
 }
@@ -295,8 +327,8 @@ Conv2dVariant dp4aConv2d()
 Conv2dVariant dp2aConv2d()
 {
     return {"dp2a",
-            "u16 images, 3x3 and 5x5 kernels of small integer taps: 2 rows per dp2a instruction on 16-bit columns "
-            "transposed in registers, exact integer sums",
+            "u16 images, 3x3 and 5x5 kernels of small integer taps (or such taps times one factor, as a box): 2 rows "
+            "per dp2a instruction on 16-bit columns transposed in registers, exact integer sums",
             whyNotDot<uint16_t>,
             {prepareDot<uint16_t>, computeDot<uint16_t>, true}};
 }

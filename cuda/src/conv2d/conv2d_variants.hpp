@@ -57,6 +57,7 @@ struct Conv2dRun {
     int rows = 0, cols = 0, channels = 0, inDepth = 0, outDepth = 0, kRows = 0, kCols = 0;
     BorderMode border = BorderMode::Replicate;
     float borderValue = 0;
+    float tapScale = 1;  ///< dp4a, dp2a: the kernel's common factor over its integer taps (1: none)
     int rowsPerChunk = 0, chunks = 0;
     size_t sharedMemoryLimit = 0;  ///< per block, opted in (DeviceInfo::sharedMemoryPerBlockOptIn)
     int multiprocessors = 0;
