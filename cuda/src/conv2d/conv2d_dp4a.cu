@@ -88,6 +88,18 @@ template <typename T, int K> struct DotShape {
     static constexpr bool touches(int m, int g) { return lanes * g + lanes - 1 >= m && lanes * g <= m + K - 1; }
 };
 
+/// Elements a thread owns in each of its rows (E). 8 halves the share of halo words a thread reads
+/// beside its own and measured 10-20% faster for integer outputs on several channels and for u8
+/// 3x3; 4 stays where 8 measured slower or no faster: f32 outputs of u8 (1.5x slower), one channel
+/// of u16, 5x5 on u8 x1 and on u16 x4 (docs/performance.md, "Eight elements a thread").
+template <typename T, typename Out, int CN, int K> constexpr int dotElements()
+{
+    constexpr bool u16 = sizeof(T) == 2;
+    if (K == 5 && (u16 ? CN == 4 : CN == 1)) return 4;
+    if (std::is_same_v<Out, float>) return u16 && CN > 1 ? 8 : 4;
+    return u16 && CN == 1 ? 4 : 8;
+}
+
 /// [m][g][j]: byte b < L holds the tap of kernel row Lg + b - m, column j, as a signed byte (0
 /// outside the kernel), for the shape of the run's element type and kernel size.
 constexpr int kMaxPackedTaps =
@@ -131,36 +143,51 @@ template <bool Scaled, typename Out> __device__ Out result(int sum, float scale)
     else return Out(min(max(sum, 0), int(Out(~Out(0)))));
 }
 
-__device__ void storeQuad(uint8_t* p, const uint8_t (&v)[kPixelsPerThread])
+/// Elements 4w / sizeof(Out) .. of `v` as one 32-bit word, in memory order.
+template <int E> __device__ uint32_t packedWord(const uint8_t (&v)[E], int w)
 {
-    *reinterpret_cast<uint32_t*>(p) = uint32_t(v[0]) | uint32_t(v[1]) << 8 | uint32_t(v[2]) << 16 | uint32_t(v[3]) << 24;
+    return uint32_t(v[4 * w]) | uint32_t(v[4 * w + 1]) << 8 | uint32_t(v[4 * w + 2]) << 16 | uint32_t(v[4 * w + 3]) << 24;
 }
-__device__ void storeQuad(uint16_t* p, const uint16_t (&v)[kPixelsPerThread])
+template <int E> __device__ uint32_t packedWord(const uint16_t (&v)[E], int w)
 {
-    *reinterpret_cast<uint2*>(p) = {uint32_t(v[0]) | uint32_t(v[1]) << 16, uint32_t(v[2]) | uint32_t(v[3]) << 16};
+    return uint32_t(v[2 * w]) | uint32_t(v[2 * w + 1]) << 16;
 }
-__device__ void storeQuad(float* p, const float (&v)[kPixelsPerThread])
+template <int E> __device__ uint32_t packedWord(const float (&v)[E], int w) { return __float_as_uint(v[w]); }
+
+/// A thread's E outputs to an address aligned to their size (or to 16 bytes), in the widest stores.
+template <typename Out, int E> __device__ void storeRun(Out* p, const Out (&v)[E])
 {
-    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    constexpr int words = E * int(sizeof(Out)) / 4;
+    if constexpr (words % 4 == 0) {
+#pragma unroll
+        for (int q = 0; q < words / 4; ++q)
+            reinterpret_cast<uint4*>(p)[q] = {packedWord(v, 4 * q), packedWord(v, 4 * q + 1), packedWord(v, 4 * q + 2),
+                                              packedWord(v, 4 * q + 3)};
+    } else if constexpr (words == 2) {
+        *reinterpret_cast<uint2*>(p) = {packedWord(v, 0), packedWord(v, 1)};
+    } else {
+        static_assert(words == 1, "4, 8 or a multiple of 16 bytes");
+        *reinterpret_cast<uint32_t*>(p) = packedWord(v, 0);
+    }
 }
 
-/// Threads own 4 adjacent interleaved elements in M adjacent rows; blocks cover 128 elements by
+/// Threads own E adjacent interleaved elements in M adjacent rows; blocks cover 32 E elements by
 /// kBlockY * M rows and stride down the strip.
-template <typename T, typename Out, int CN, int K, bool Scaled>
+template <typename T, typename Out, int CN, int K, bool Scaled, int E>
 __global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDot(StripArgs<T, Out> a, float scale)
 {
     using S = DotShape<T, K>;
     using Lanes = IntegerLanes<T>;
     constexpr int L = S::lanes, M = S::rowsPerThread, G = S::groups, radius = K / 2;
-    constexpr int pad = (radius * CN + L - 1) / L * L, words = (kPixelsPerThread + 2 * pad) / L;
+    constexpr int pad = (radius * CN + L - 1) / L * L, words = (E + 2 * pad) / L;
     const int flatCols = a.cols * CN, sliceRows = a.rows + K - 1;
-    const int e = blockIdx.x * kTileCols + threadIdx.x * kPixelsPerThread;
+    const int e = (blockIdx.x * kBlockX + threadIdx.x) * E;
     if (e >= flatCols) return;
     for (int y = (blockIdx.y * kBlockY + threadIdx.y) * M; y < a.rows; y += gridDim.y * kBlockY * M) {
         // rows[g][w][b]: word w (elements e - pad + Lw ..) of row y + Lg + b.
         uint32_t rows[G][words][L];
         // Inside the row, the slice and the image: straight loads at fixed offsets. Else word by word.
-        const bool interior = e >= pad && e + kPixelsPerThread + pad <= flatCols && y + L * G <= sliceRows &&
+        const bool interior = e >= pad && e + E + pad <= flatCols && y + L * G <= sliceRows &&
                               (a.border != BorderMode::Constant || (a.imageRow(y) && a.imageRow(y + L * G - 1)));
         if (interior) {
             const T* first = a.inRow(y) + (e - pad);
@@ -194,9 +221,9 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDot(StripArgs<T, Out> 
 #pragma unroll
         for (int m = 0; m < M; ++m) {
             if (y + m >= a.rows) break;
-            int sum[kPixelsPerThread] = {};
+            int sum[E] = {};
 #pragma unroll
-            for (int n = 0; n < kPixelsPerThread; ++n)
+            for (int n = 0; n < E; ++n)
 #pragma unroll
                 for (int g = 0; g < G; ++g)
                     if (S::touches(m, g))
@@ -204,15 +231,15 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDot(StripArgs<T, Out> 
                         for (int j = 0; j < K; ++j)
                             sum[n] = Lanes::dot(column[g][pad - radius * CN + n + j * CN],
                                                 cPackedTaps[(m * G + g) * K + j], sum[n]);
-            Out value[kPixelsPerThread];
+            Out value[E];
 #pragma unroll
-            for (int n = 0; n < kPixelsPerThread; ++n) value[n] = result<Scaled, Out>(sum[n], scale);
+            for (int n = 0; n < E; ++n) value[n] = result<Scaled, Out>(sum[n], scale);
             Out* out = a.outRow(y + m) + e;
-            if (e + kPixelsPerThread <= flatCols) {
-                storeQuad(out, value);
+            if (e + E <= flatCols) {
+                storeRun(out, value);
             } else {
 #pragma unroll
-                for (int n = 0; n < kPixelsPerThread; ++n)
+                for (int n = 0; n < E; ++n)
                     if (e + n < flatCols) out[n] = value[n];
             }
         }
@@ -300,11 +327,12 @@ template <typename T> void computeDot(const Conv2dRun& run, int chunk, cudaStrea
         withChannels(run.channels, [&](auto cn) {
             withDotSize(run.kRows, [&](auto k) {
                 constexpr int K = decltype(k)::value;
-                const dim3 grid = gridFor(a.cols * decltype(cn)::value, a.rows, kTileCols, kBlockY * DotShape<T, K>::rowsPerThread);
+                constexpr int CN = decltype(cn)::value, E = dotElements<T, Out, CN, K>();
+                const dim3 grid = gridFor(a.cols * CN, a.rows, kBlockX * E, kBlockY * DotShape<T, K>::rowsPerThread);
                 if (run.tapScale == 1)
-                    conv2dDot<T, Out, decltype(cn)::value, K, false><<<grid, dim3(kBlockX, kBlockY), 0, stream>>>(a, 1);
+                    conv2dDot<T, Out, CN, K, false, E><<<grid, dim3(kBlockX, kBlockY), 0, stream>>>(a, 1);
                 else
-                    conv2dDot<T, Out, decltype(cn)::value, K, true><<<grid, dim3(kBlockX, kBlockY), 0, stream>>>(a, run.tapScale);
+                    conv2dDot<T, Out, CN, K, true, E><<<grid, dim3(kBlockX, kBlockY), 0, stream>>>(a, run.tapScale);
             });
         });
     };
