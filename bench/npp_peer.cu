@@ -3,7 +3,8 @@
 //   nvcc -O2 -std=c++17 bench/npp_peer.cu -lnppif -lnppidei -lnppc -o npp_peer
 //   npp_peer DIR [WIDTHxHEIGHT]
 // DIR is a matrix's --dump-inputs folder (run with --border replicate: NPP's filters have no
-// other border). For every conv2d and transpose cell NPP has a function for, it first runs NPP
+// other border). A small matrix is enough for the check (--sizes 1021x767): 8192^2 inputs of every
+// cell filled the GPU machine's free disk. For every conv2d and transpose cell NPP has a function for, it first runs NPP
 // on the cell's input and compares with KernelLab's verified output there (integer outputs
 // within 1, f32 within 1e-4 relative); then times NPP on a random image of WIDTHxHEIGHT (default
 // 8192x8192) of the cell's depth and channels with the cell's kernel: CUDA events, 3 warm-ups,
