@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace kl::gpu {
@@ -140,7 +141,7 @@ template <bool Scaled, typename Out> __device__ Out result(int sum, float scale)
 {
     if constexpr (std::is_same_v<Out, float>) return Scaled ? exactFloat(sum) * scale : exactFloat(sum);
     else if constexpr (Scaled) return saturateRound<Out>(exactFloat(sum) * scale);
-    else return Out(min(max(sum, 0), int(Out(~Out(0)))));
+    else return Out(min(max(sum, 0), int(std::numeric_limits<Out>::max())));
 }
 
 /// Elements 4w / sizeof(Out) .. of `v` as one 32-bit word, in memory order.
@@ -253,8 +254,6 @@ template <typename F> void withDotSize(int k, F&& f)
     else f(std::integral_constant<int, 5>{});
 }
 
-template <typename T> constexpr int kDepth = std::is_same_v<T, uint8_t> ? CV_8U : CV_16U;
-
 /// The kernel as scale * taps, the taps integers from -128 to 127 whose magnitudes sum to at most
 /// maxAbsTapSum: scale 1 where the kernel's taps are such integers, else its smallest tap magnitude
 /// where every tap is an exact multiple of it in f32 (a box: 1/K^2 times ones). Empty where neither
@@ -279,13 +278,13 @@ std::optional<float> byteTapScale(const cv::Mat& kernel, int maxAbsTapSum)
 
 template <typename T> std::string whyNotDot(const Conv2dProblem& p)
 {
-    constexpr double maxValue = T(~T(0));
+    constexpr double maxValue = std::numeric_limits<T>::max();
     constexpr int maxAbsTapSum = IntegerLanes<T>::maxAbsTapSum;
     const bool size = p.kRows == p.kCols && std::find(std::begin(kDotSizes), std::end(kDotSizes), p.kRows) != std::end(kDotSizes);
     const bool taps = byteTapScale(p.kernel, maxAbsTapSum).has_value();
     const double value = p.spec.borderValue;
     const bool border = p.spec.border != BorderMode::Constant || (value == std::nearbyint(value) && value >= 0 && value <= maxValue);
-    if (p.input.depth() == kDepth<T> && size && taps && border) return {};
+    if (p.input.depth() == cv::traits::Depth<T>::value && size && taps && border) return {};
     const std::string sumLimit = sizeof(T) == 1 ? "" : " whose magnitudes sum to at most " + std::to_string(maxAbsTapSum);
     return std::string("needs ") + (sizeof(T) == 1 ? "an 8-bit" : "a 16-bit") +
            " image, a 3x3 or 5x5 kernel of integer taps from -128 to 127" + sumLimit +
