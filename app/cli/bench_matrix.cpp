@@ -86,8 +86,8 @@ struct Cell {
 
 class Matrix {
 public:
-    Matrix(const MatrixSettings& settings, const MatrixRoofs& roofs, ProgressBar& progress)
-        : s_(settings), roofs_(roofs), progress_(progress)
+    Matrix(const MatrixSettings& settings, const MatrixRoofs& roofs, const gpu::DeviceInfo& device, ProgressBar& progress)
+        : s_(settings), roofs_(roofs), device_(device), progress_(progress)
     {
         const double images = double(s_.imageSizes.size()) * std::size(kDepths) * std::size(kChannels);
         total_ = images * double(kernelClasses().size() + 2) + double(std::size(kConv1dTaps));
@@ -143,6 +143,16 @@ private:
         request.cpuRepetitions = 1;
         request.cpuWarmup = 1;
         request.gpu.variant = "auto";
+        if (!s_.variants.isEmpty()) {
+            const QStringList ofOp = app::gpuVariants(request.op);
+            const auto applies = [&](const QString& v) {
+                return v == QLatin1String("auto") ||
+                       (ofOp.contains(v) && app::whyNotApplicable(request, v, device_).isEmpty());
+            };
+            const auto chosen = std::find_if(s_.variants.begin(), s_.variants.end(), applies);
+            if (chosen == s_.variants.end()) return;
+            request.gpu.variant = chosen->toStdString();
+        }
 
         // Verified against cpu-opencv, untimed, before the kernel is timed.
         setCheckingRun(request.gpu, gpu::HostMemory::Pinned);
@@ -215,6 +225,7 @@ private:
 
     const MatrixSettings& s_;
     MatrixRoofs roofs_;
+    const gpu::DeviceInfo& device_;
     ProgressBar& progress_;
     std::vector<Cell> cells_;
     QString manifest_;
@@ -282,7 +293,7 @@ int runMatrix(const MatrixSettings& settings, gpu::Engine& engine, const MatrixR
 {
     if (!settings.dumpDir.isEmpty() && !QDir().mkpath(settings.dumpDir))
         throw CliError(kExitFailure, "cannot create --dump-inputs '" + settings.dumpDir + "'");
-    Matrix matrix(settings, roofs, progress);
+    Matrix matrix(settings, roofs, engine.device(), progress);
     matrix.run();
     progress.clear();
     if (!settings.dumpDir.isEmpty())
@@ -326,18 +337,24 @@ int runMatrix(const MatrixSettings& settings, gpu::Engine& engine, const MatrixR
                                                {QStringLiteral("repetitions"), settings.repetitions},
                                                {QStringLiteral("warmup"), settings.warmup}}},
         {QStringLiteral("environment"), app::environmentJson()},
+        {QStringLiteral("variants"), settings.variants.isEmpty() ? QStringLiteral("auto") : settings.variants.join(QLatin1Char(','))},
         {QStringLiteral("cells"), rows},
     };
     const QDir out(settings.outDir);
     writeTextFile(out.filePath(QStringLiteral("kernellab-matrix.json")), QJsonDocument(json).toJson(QJsonDocument::Indented));
     writeTextFile(out.filePath(QStringLiteral("kernellab-matrix.csv")), csvOf(cells).toUtf8());
-    const QString markdown = QStringLiteral("# KernelLab coverage matrix, %1\n\n%2: %3.\n\nKernel only, auto variant, "
+    const QString variantText = settings.variants.isEmpty()
+                                    ? QStringLiteral("auto variant")
+                                    : QStringLiteral("the first of the variants %1 that applies to the cell (cells none "
+                                                     "applies to are left out)")
+                                          .arg(settings.variants.join(QStringLiteral(", ")));
+    const QString markdown = QStringLiteral("# KernelLab coverage matrix, %1\n\n%2: %3.\n\nKernel only, %8, "
                                             "median of %4 after %5 warm-ups; every cell verified against cpu-opencv "
                                             "before timing.\n\n%6\n%7.\n")
                                  .arg(date, QString::fromStdString(engine.device().name), roofText)
                                  .arg(settings.repetitions)
                                  .arg(settings.warmup)
-                                 .arg(table.markdown(), worstText);
+                                 .arg(table.markdown(), worstText, variantText);
     writeTextFile(out.filePath(QStringLiteral("kernellab-matrix.md")), markdown.toUtf8());
     printLine("wrote " + out.filePath(QStringLiteral("kernellab-matrix.{json,csv,md}")));
     if (failures > 0) {

@@ -15,6 +15,9 @@ struct MatrixSettings {
     int repetitions = 20, warmup = 3;
     int cpuThreads = 1;  ///< of the cpu-opencv run every cell is verified against
     BorderMode border = BorderMode::Reflect101;  ///< of the conv2d cells
+    /// Each cell runs the first of these that applies to it and is left out where none does; empty:
+    /// auto everywhere.
+    QStringList variants;
     QString outDir;
     /// When set: each conv2d and transpose cell's input, kernel and verified GPU output as .npy
     /// here, listed in cells.csv (what bench/npp_peer.cu checks NPP against).

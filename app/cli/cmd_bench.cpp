@@ -520,8 +520,8 @@ int runMatrixCommand(const BenchOptions& options)
     const MatrixRoofs roofs{engine.measureCopyBandwidthGBs(), engine.measureFmaPeakGFlops()};
     progress.clear();
     const MatrixSettings settings{options.imageSizes, options.signalFrames.front(), options.gpuRepetitions,
-                                  options.gpuWarmup, options.cpuThreads, options.border, options.outDir,
-                                  options.dumpDir};
+                                  options.gpuWarmup, options.cpuThreads, options.border, options.variants,
+                                  options.outDir, options.dumpDir};
     try {
         return runMatrix(settings, engine, roofs, progress);
     } catch (const kl::Cancelled&) {
@@ -544,7 +544,9 @@ int runBench(const QStringList& arguments)
          QStringLiteral("LIST")},
         {QStringLiteral("depths"), QStringLiteral("Image depths (default u8,u16,f32; --quick u8,f32)."), QStringLiteral("LIST")},
         {QStringLiteral("variants"),
-         QStringLiteral("GPU variants (default: every variant of each op, and custom:<name> with --kernel-source)."),
+         QStringLiteral("GPU variants (default: every variant of each op, and custom:<name> with --kernel-source). With "
+                        "--matrix, each cell runs the first of them that applies to it, and cells none applies to are "
+                        "left out (default: auto)."),
          QStringLiteral("LIST")},
         {QStringLiteral("memory"), QStringLiteral("Host memory kinds (default pageable,staged,pinned)."), QStringLiteral("LIST")},
         {QStringLiteral("streams"), QStringLiteral("Stream counts (default 1,4)."), QStringLiteral("LIST")},

@@ -354,6 +354,30 @@ private slots:
         QVERIFY(QFileInfo::exists(out + QStringLiteral("/kernellab-matrix.md")));
     }
 
+    /// bench --matrix --variants: each cell runs the first listed variant that applies to it; cells none
+    /// applies to are left out. dp4a takes the u8 cells of integer taps (box 3x3 as ones / 9, sharpen,
+    /// Laplacian, Sobel) at each channel count, and no histogram, transpose or conv1d cell.
+    void matrixRunsTheGivenVariants()
+    {
+        const QString out = QString::fromStdString(kltest::tempDir());
+        const CliRun run = runCli({"bench", "--matrix", "--variants", "dp4a", "--sizes", "67x41", "--frames", "5003",
+                                   "--repetitions", "2", "--warmup", "0", "--out-dir", out});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonObject json = readJson(out + QStringLiteral("/kernellab-matrix.json"));
+        QCOMPARE(json[QStringLiteral("variants")].toString(), QStringLiteral("dp4a"));
+        const QJsonArray cells = json[QStringLiteral("cells")].toArray();
+        QCOMPARE(cells.size(), 3 * 4);
+        for (const QJsonValue& value : cells) {
+            const QJsonObject cell = value.toObject();
+            QVERIFY2(cell[QStringLiteral("ok")].toBool(), qPrintable(cell[QStringLiteral("error")].toString()));
+            QCOMPARE(cell[QStringLiteral("variant")].toString(), QStringLiteral("dp4a"));
+            QCOMPARE(cell[QStringLiteral("depth")].toString(), QStringLiteral("u8"));
+        }
+        QFile markdown(out + QStringLiteral("/kernellab-matrix.md"));
+        QVERIFY(markdown.open(QIODevice::ReadOnly));
+        QVERIFY(markdown.readAll().contains("the first of the variants dp4a that applies to the cell"));
+    }
+
     void sweepFindsWhereTheGpuWins()
     {
         const CliRun run = runCli({"sweep", "--op", "transpose", "--from", "10", "--to", "20", "--require-gpu"});
