@@ -287,6 +287,19 @@ HistogramBinning resolveBinning(const cv::Mat& input, const HistogramSpec& spec)
     return binningWith(input, spec, [&] { return finiteRange(input, hasLuminance(input, spec), 0, input.rows); });
 }
 
+FloatBinning floatBinning(const HistogramBinning& b)
+{
+    const auto normalOrZero = [](double x) {
+        return x == 0 || (std::fabs(x) >= std::numeric_limits<float>::min() && std::fabs(x) < std::numeric_limits<float>::max());
+    };
+    const double error = std::ldexp(std::max(std::fabs(b.lo), std::fabs(b.hi)) * b.scale + std::fabs(b.offset) + b.bins + 1, -23);
+    const bool usable = normalOrZero(b.scale) && normalOrZero(b.offset) && error < 0.25;
+    // Rounded down, so that the float margin never exceeds 1/2 - E.
+    float margin = float(0.5 - error);
+    if (double(margin) > 0.5 - error) margin = std::nextafter(margin, 0.0f);
+    return {float(b.lo), float(b.hi), float(b.scale), float(b.offset), float(b.bins - 0.5), usable ? margin : -1.0f};
+}
+
 std::vector<std::string> histogramLabels(int channels, bool withLuminance)
 {
     std::vector<std::string> labels;

@@ -14,6 +14,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -188,6 +189,52 @@ private slots:
             expectEveryVariant(roi, spec, kl::histogramReference(roi, spec));
             spec.luminance = false;
             expectEveryVariant(big, spec, kl::histogramReference(big, spec));
+        }
+    }
+
+    /// u16 and f32 bin through the rule's float form, which defers to the double rule near
+    /// edges: values on and a few ulps (u16: units) around every bin edge, on given and auto
+    /// ranges, and the 0.22f image whose fused and unfused bins differ (tst_histogram_cpu).
+    void binEdges()
+    {
+        for (int depth : {CV_16U, CV_32F})
+            for (int channels : kChannels)
+                for (int bins : {7, 256, 1000})
+                    for (bool autoRange : {false, true}) {
+                        if (autoRange && depth == CV_16U) continue;  // u16's default range is the shift
+                        HistogramSpec spec = specFor("special", depth, bins);
+                        cv::Mat input(61, 97, CV_MAKETYPE(depth, channels));
+                        if (autoRange) {
+                            // The extremes first fix the auto range; the edges then follow its binning.
+                            spec.lo.reset();
+                            spec.hi.reset();
+                            input.setTo(cv::Scalar::all(0.25));
+                            input.ptr<float>()[0] = -0.3f;
+                            input.ptr<float>()[1] = 0.7f;
+                        }
+                        const kl::HistogramBinning b = kl::resolveBinning(input, spec);
+                        const size_t values = input.total() * size_t(channels);
+                        for (size_t i = autoRange ? 2 : 0; i < values; ++i) {
+                            const double edge = b.lo + double(i / 9 % size_t(bins + 1)) / b.scale;
+                            const int nudge = int(i % 9) - 4;
+                            if (depth == CV_16U) {
+                                input.ptr<uint16_t>()[i] = cv::saturate_cast<uint16_t>(std::round(edge) + nudge);
+                            } else {
+                                float v = float(edge);
+                                for (int n = 0; n < std::abs(nudge); ++n) v = std::nextafter(v, nudge < 0 ? -1e30f : 1e30f);
+                                input.ptr<float>()[i] = autoRange ? std::clamp(v, -0.3f, 0.7f) : v;  // keeps the range
+                            }
+                        }
+                        expectEveryVariant(input, spec, kl::histogramReference(input, spec));
+                        if (QTest::currentTestFailed()) return;
+                    }
+        for (int channels : kChannels) {
+            const cv::Mat input(37, 1031, CV_32FC(channels), cv::Scalar::all(0.22f));
+            HistogramSpec spec;
+            spec.bins = 1000;
+            spec.lo = 0.1;
+            spec.hi = 0.7;
+            expectEveryVariant(input, spec, kl::histogramReference(input, spec));
         }
     }
 

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -250,6 +251,52 @@ private slots:
         const kl::HistogramBinning f = kl::resolveBinning(cv::Mat(1, 1, CV_16UC1), specOf(10, 0.1, 0.7));
         QCOMPARE(f.lo, double(0.1f));
         QCOMPARE(f.hi, double(0.7f));
+    }
+
+    // The GPU bins u16 and f32 through the rule's float form: it must give histogramBinInRange's
+    // bin for every value, deferring to it near edges. Random values and the floats around every
+    // edge, over ranges near and far from zero, narrow and wide, for 1 to 65536 bins.
+    void floatFormOfTheBinRule()
+    {
+        struct Range { double lo, hi; int bins; };
+        const Range ranges[] = {{0, 1, 256},          {-0.3, 0.7, 7},      {0.1, 0.7, 1000},    {1000, 1001, 256},
+                                {1000, 50000, 1000},  {0, 65536, 1},      {-1e-30, 1e-30, 64}, {-3e30, 1e30, 65536},
+                                {0.22, 0.2200001, 3}, {2e6, 2.5e6, 4096}, {0, 1e-38, 256}};
+        std::mt19937 rng(17);
+        for (const Range& range : ranges) {
+            const kl::HistogramBinning b = kl::resolveBinning(cv::Mat(1, 1, CV_32FC1), specOf(range.bins, range.lo, range.hi));
+            const kl::FloatBinning f = kl::floatBinning(b);
+            std::vector<float> values;
+            std::uniform_real_distribution<float> uniform(f.lo, f.hi);
+            for (int i = 0; i < 20000; ++i) values.push_back(uniform(rng));
+            const int step = std::max(1, b.bins / 2000);
+            for (int k = 0; k <= b.bins; k += step) {
+                float v = float(b.lo + k / b.scale);
+                for (int i = 0; i < 8; ++i) v = std::nextafter(v, -kInf);
+                for (int i = 0; i < 16; ++i, v = std::nextafter(v, kInf)) values.push_back(v);
+            }
+            values.push_back(0.22f);
+            int checked = 0;
+            for (float v : values) {
+                if (!(v >= f.lo && v < f.hi)) continue;
+                const int want = kl::histogramBinInRange(v, b.scale, b.offset, b.bins);
+                const int got = kl::histogramBinInRangeFloat(v, f, b.scale, b.offset, b.bins);
+                QVERIFY2(got == want, kltest::msg("[" + std::to_string(b.lo) + ", " + std::to_string(b.hi) + "), " +
+                                                  std::to_string(b.bins) + " bins: v = " + std::to_string(v) +
+                                                  " float form " + std::to_string(got) + ", rule " + std::to_string(want)));
+                ++checked;
+            }
+            QVERIFY(checked > 10000);  // the random values that fell inside [lo, hi), and the edges
+        }
+        // The float form decides on common ranges and never where its error could reach a bin.
+        const auto marginOf = [](double lo, double hi, int bins) {
+            return kl::floatBinning(kl::resolveBinning(cv::Mat(1, 1, CV_32FC1), specOf(bins, lo, hi))).margin;
+        };
+        QVERIFY(marginOf(0, 1, 256) > 0.49f);
+        QVERIFY(marginOf(1000, 50000, 1000) > 0.49f);
+        QVERIFY(marginOf(2e6, 2.5e6, 4096) > 0);
+        QVERIFY(marginOf(123456, 123457, 4096) < 0);
+        QVERIFY(marginOf(0, 1e-38, 256) < 0);  // a = 2.56e40 has no float form
     }
 
     void rejectsBadInput()

@@ -44,6 +44,13 @@ struct HistogramBinning {
     double scale = 1, offset = 0;  ///< a and b of the binning rule
 };
 
+/// The float form of a u16 or f32 binning (histogramBinInRangeFloat). Its error against
+/// histogramBinInRange, from a and b rounded to float and the one rounding of the fused
+/// multiply-add, is below E = 2^-23 (max(|lo|, |hi|) * a + |b| + bins + 1), so it decides
+/// wherever v * a + b lies more than E from an edge; its margin is negative (never used) when
+/// E reaches 1/4 or a or b has no normal float form.
+FloatBinning floatBinning(const HistogramBinning& binning);
+
 struct HistogramResult {
     HistogramBinning binning;
     /// One vector of `bins` counts per image channel, then luminance when present.

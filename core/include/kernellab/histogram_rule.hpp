@@ -3,6 +3,10 @@
 // CPU reference, the GPU kernels and kernels compiled at run time alike.
 #include "kernellab/host_device.hpp"
 
+#ifndef __CUDACC_RTC__
+#include <cmath>
+#endif
+
 namespace kl {
 
 /// The bin of a value v known to lie in [lo, hi): floor(v * scale + offset) clamped to [0, bins).
@@ -19,6 +23,38 @@ KL_HD inline int histogramBinInRange(double v, double scale, double offset, int 
 #endif
     const int notBelow = bin < 0 ? 0 : bin;  // two selects: a max and a min in SIMD
     return notBelow > bins - 1 ? bins - 1 : notBelow;
+}
+
+/// histogramBinInRange in float arithmetic, where that provably gives the same bin: for the u16
+/// and f32 binnings, whose lo and hi are float values (histogram.hpp). Built by
+/// kl::floatBinning (histogram.hpp), which bounds the float form's error.
+struct FloatBinning {
+    float lo, hi;         ///< the binning's range, exact in float
+    float scale, offset;  ///< the binning's a and b rounded to float
+    float top;            ///< bins - 1/2
+    /// The float form decides where its v * scale + offset lies within `margin` of a bin's
+    /// middle, i.e. farther than the form's error from an edge; negative: never.
+    float margin;
+};
+
+/// histogramBinInRange(v, scale, offset, bins) for v in [f.lo, f.hi): one fused multiply-add in
+/// float, clamped to [1/2, bins - 1/2] (values below or above map to the first or last bin
+/// either way), whose floor is the bin unless it lies within the float form's error of an edge;
+/// those few values take histogramBinInRange itself.
+KL_HD inline int histogramBinInRangeFloat(float v, const FloatBinning& f, double scale, double offset, int bins)
+{
+    const float x = fminf(fmaxf(fmaf(v, f.scale, f.offset), 0.5f), f.top);
+#ifdef __CUDA_ARCH__
+    // 2^23 + floor(x) exactly (x < 2^22), and its bits give floor(x) without a conversion.
+    const float shifted = __fadd_rd(x, 8388608.0f);
+    const float middle = __fsub_rn(shifted, 8388607.5f);  // floor(x) + 1/2, exact
+    const int whole = __float_as_int(shifted) - 0x4B000000;
+#else
+    const float below = std::floor(x), middle = below + 0.5f;
+    const int whole = int(below);
+#endif
+    // x - middle is exact (Sterbenz: x >= 1/2 and both lie within 1/2 of each other).
+    return fabsf(x - middle) <= f.margin ? whole : histogramBinInRange(v, scale, offset, bins);
 }
 
 /// The bin of value v, or -1 when v is outside [lo, hi) or NaN.

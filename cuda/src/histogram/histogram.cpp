@@ -3,8 +3,9 @@
 // the host side: the binning, the registry and auto choice, and the chunked run. The
 // variants (the steps of the classic privatized-histogram tutorial) live in one .cu per
 // family, each with its kernels and launch plans: histogram_atomics.cu (global-atomics,
-// shared), histogram_optimized.cu (optimized, the default: lane-private byte bins for u8 of
-// any channel count and default-binned u16, per-warp sub-histograms for other formats).
+// shared), histogram_optimized.cu (optimized, the default: lane-private counters wherever a
+// block's shared memory holds one word per lane position for each, per-warp sub-histograms
+// for larger histograms).
 // When one histogram does not fit in a block's shared memory (many bins times entries,
 // e.g. 65536 bins), shared and optimized count with global atomics instead.
 //
@@ -14,10 +15,12 @@
 //   u8: 256 bins over [0, 256), scale 1, offset 0, so histogramBin(v) == v;
 //   u16 with the default 256 bins over [0, 65536): scale 2^-8 makes v * scale exact and
 //   the offset is 0, so histogramBin(v) == floor(v / 256) == v >> 8.
+// Other u16 and f32 binnings take histogramBinInRangeFloat, which is histogramBinInRange
+// wherever it decides and defers to it near bin edges (kl::floatBinning bounds its error).
 // Counters: each entry (the channels, then luminance) has bins + 2 of them: the bins,
 // then out-of-range, then NaN. Per-block 32-bit counters cannot overflow: a block counts
-// at most 2^30 + a few thousand pixels (see launchWarpAtomics; a byte-bin block, below 2^32
-// values: ByteBinPlan::maxStridesPerBlock; both in histogram_optimized.cu).
+// at most 2^30 + a few thousand pixels (see launchWarpAtomics; a lane-column block, below
+// 2^32 values: laneGridBlocks' limits; both in histogram_optimized.cu).
 // Bytes per run: the input, read once (the histogram itself is negligible).
 #include "histogram_variants.hpp"
 
@@ -56,9 +59,10 @@ GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const Histogr
     const bool luminance = spec.luminance && channels >= 3;
     const auto& variant =
         histogramVariants().resolve(options.variant, HistogramProblem{depth, channels, luminance, engine.info});
-    const BinRule rule{binning.lo, binning.hi, binning.scale, binning.offset, binning.bins,
+    const BinRule rule{binning.scale, binning.offset, binning.bins,
                        depth == CV_16U && binning.bins == 256 && binning.lo == 0 && binning.hi == 65536 &&
-                           binning.scale == 1.0 / 256 && binning.offset == 0};
+                           binning.scale == 1.0 / 256 && binning.offset == 0,
+                       floatBinning(binning)};
     const size_t stride = size_t(rule.stride()), slotCount = size_t(channels + (luminance ? 1 : 0)) * stride;
     const size_t countBytes = slotCount * sizeof(unsigned long long);
     const size_t rowBytes = src.cols * src.elemSize(), bytes = rows * rowBytes;

@@ -19,16 +19,17 @@ constexpr unsigned kFullMask = 0xffffffffu;
 
 /// The counter of value v within its entry: its bin, or bins (out of range), or bins + 1 (NaN).
 __device__ __forceinline__ int slotOf(uint8_t v, const BinRule&) { return v; }
-__device__ __forceinline__ int slotOf(uint16_t v, const BinRule& r)
-{
-    if (r.u16ByShift) return v >> 8;
-    const int bin = histogramBin(v, r.lo, r.hi, r.scale, r.offset, r.bins);
-    return bin >= 0 ? bin : r.bins;  // integers are never NaN
-}
+/// u16 and f32: lo and hi are float values (histogram.hpp), so the range test in float is
+/// histogramBin's, and the bin is histogramBinInRange's through its float form.
 __device__ __forceinline__ int slotOf(float v, const BinRule& r)
 {
-    const int bin = histogramBin(v, r.lo, r.hi, r.scale, r.offset, r.bins);
-    return bin >= 0 ? bin : (isnan(v) ? r.bins + 1 : r.bins);
+    const FloatBinning& f = r.fast;
+    if (v >= f.lo && v < f.hi) return histogramBinInRangeFloat(v, f, r.scale, r.offset, r.bins);
+    return isnan(v) ? r.bins + 1 : r.bins;
+}
+__device__ __forceinline__ int slotOf(uint16_t v, const BinRule& r)
+{
+    return r.u16ByShift ? v >> 8 : slotOf(float(v), r);  // exact in float
 }
 
 /// Luminance as a value of the pixel's type: exact, luminanceFixed of u8 (u16) values fits u8 (u16).

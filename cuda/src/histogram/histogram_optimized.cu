@@ -6,14 +6,16 @@
 //   image runs as fast as noise), and each value costs a byte extract (PRMT), an address (LEA)
 //   and one shared atomic. All warps of a block share the one column (32 KB). At the end a
 //   block folds each bin's 32 lane words, one global atomic per bin.
-//   u8 with 3 or 4 channels: the same lane-private columns, one per entry (each channel, and
-//   luminance), over groups of whole pixels loaded as 16-byte vectors: each value costs a byte
-//   extract and one conflict-free shared atomic (160 KB of columns for 4 channels + luminance).
-//   Other formats: a persistent grid striding over groups of whole pixels loaded as 16-byte
-//   vectors, with one 32-bit sub-histogram per warp (or per few warps when the histogram is
-//   large). A thread adds a run of equal bins with one atomic, and a warp whose lanes all hold
-//   one bin adds the whole warp's count with one atomic, so a constant image does not
-//   serialize on one counter.
+//   Every other format whose lane columns fit a block's shared memory (entries x (bins + 2)
+//   x 128 bytes: 256 bins on 4 channels + luminance take 165 KB): the same lane-private
+//   columns, one per entry (each channel, and luminance), over groups of whole pixels loaded
+//   as 16-byte vectors; each value costs its bin (the shared binning rule) and one
+//   conflict-free shared atomic.
+//   Larger histograms: a persistent grid striding over groups of whole pixels loaded as
+//   16-byte vectors, with one 32-bit sub-histogram per warp (or per few warps when the
+//   histogram is large). A thread adds a run of equal bins with one atomic, and a warp whose
+//   lanes all hold one bin adds the whole warp's count with one atomic, so a constant image
+//   does not serialize on one counter.
 // Where one histogram does not fit a block's shared memory it counts with global atomics.
 #include "histogram_device.cuh"
 
@@ -119,21 +121,24 @@ template <typename T> struct ByteBinPlan {
     static constexpr size_t sharedWords = size_t(kByteBins) * 32;
 };
 
-/// Adds `entries` columns of lane words (entry e's column at e * kByteBins * 32) into the global
-/// histogram (entry e's bins at e * stride): two threads per bin, each summing 16 of its 32 lane
-/// words, starting at different words so that a warp's reads hit 32 different banks.
-__device__ void foldColumns(const unsigned* columns, int entries, int stride, unsigned long long* counts)
+/// Adds the lane words of `slots` counters (counter i's 32 words at columns + i * 32) into
+/// counts[0, slots): two threads per counter, each summing 16 of its 32 lane words, starting at
+/// different words so that a warp's reads hit 32 different banks.
+template <int Threads> __device__ void foldColumns(const unsigned* columns, int slots, unsigned long long* counts)
 {
-    static_assert(kLaneThreads == 2 * kByteBins, "the fold gives each bin two threads");
-    constexpr int kWordsEach = 32 * kByteBins / kLaneThreads;
-    const int bin = threadIdx.x / 2, half = threadIdx.x % 2;
-    for (int e = 0; e < entries; ++e) {
-        const unsigned* column = columns + e * kByteBins * 32;
+    constexpr int kWordsEach = 16, kSlotsPerStep = Threads / 2;
+    const int half = threadIdx.x % 2;
+    // Whole steps for every thread, so that the shuffle sees both halves of each pair.
+    for (int first = 0; first < slots; first += kSlotsPerStep) {
+        const int slot = first + threadIdx.x / 2;
         unsigned sum = 0;
+        if (slot < slots) {
+            const unsigned* words = columns + slot * 32 + half * kWordsEach;
 #pragma unroll
-        for (int k = 0; k < kWordsEach; ++k) sum += column[bin * 32 + half * kWordsEach + (k + bin) % kWordsEach];
+            for (int k = 0; k < kWordsEach; ++k) sum += words[(k + slot) % kWordsEach];
+        }
         sum += __shfl_down_sync(kFullMask, sum, 1);
-        if (half == 0 && sum) atomicAdd(counts + e * stride + bin, (unsigned long long)sum);
+        if (half == 0 && sum) atomicAdd(counts + slot, (unsigned long long)sum);
     }
 }
 
@@ -187,21 +192,28 @@ __global__ void __launch_bounds__(kLaneThreads)
     }
     __syncthreads();
 
-    foldColumns(columns, 1, rule.stride(), counts);
+    foldColumns<kLaneThreads>(columns, kByteBins, counts);
 }
 
-/// u8 pixels of F (3 or 4 channels, luminance or not) into one lane-private column per entry:
+/// The lane-column kernel's blocks: its columns (up to 165 KB for 256 bins on 4 channels and
+/// luminance) often let one block stay resident per SM, and 32 warps hide more latency than 16.
+constexpr int kColumnThreads = 1024;
+/// Pixel groups a thread loads before counting them: 64 or 96 bytes (<= 64 registers a thread).
+template <typename F> constexpr int kColumnUnroll = F::groupVectors == 1 ? 4 : 2;
+
+/// Pixels of F into one lane-private column of rule.stride() counters per entry:
 /// histogramByteBins's scheme over groups of whole pixels (F::groupVectors vectors each).
 template <typename F>
-__global__ void __launch_bounds__(kLaneThreads)
-    histogramBytePixels(const uint8_t* __restrict__ image, PixelSpan span, BinRule rule,
-                        unsigned long long* __restrict__ counts)
+__global__ void __launch_bounds__(kColumnThreads)
+    histogramLaneColumns(const typename F::T* __restrict__ image, PixelSpan span, BinRule rule,
+                         unsigned long long* __restrict__ counts)
 {
+    using T = typename F::T;
     constexpr int G = F::groupPixels, V = F::groupVectors;
-    constexpr int columnWords = kByteBins * 32;
+    const int slots = F::entries * rule.stride(), columnWords = rule.stride() * 32;
     extern __shared__ uint4 shared[];
     unsigned* columns = reinterpret_cast<unsigned*>(shared);
-    for (int i = threadIdx.x; i < F::entries * columnWords / 4; i += kLaneThreads) shared[i] = make_uint4(0, 0, 0, 0);
+    for (int i = threadIdx.x; i < slots * 32 / 4; i += kColumnThreads) shared[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     unsigned* lane = columns + threadIdx.x % 32;
     const auto count = [&](int entry, int slot) { atomicAdd(lane + entry * columnWords + slot * 32, 1u); };
@@ -209,19 +221,19 @@ __global__ void __launch_bounds__(kLaneThreads)
     // Whole groups are 16-byte aligned: they are counted from the image's start.
     const size_t groupFirst = (span.first + G - 1) / G, groupLast = span.last / G;
     const auto* vectors = reinterpret_cast<const uint4*>(image);
-    constexpr size_t stride = size_t(kLaneThreads) * kLaneUnroll;
+    constexpr size_t stride = size_t(kColumnThreads) * kColumnUnroll<F>;
     for (size_t start = groupFirst + blockIdx.x * stride; start < groupLast; start += gridDim.x * stride) {
         const size_t first = start + threadIdx.x;
-        uint4 raw[kLaneUnroll][V] = {};
+        uint4 raw[kColumnUnroll<F>][V] = {};
 #pragma unroll
-        for (int u = 0; u < kLaneUnroll; ++u)
-            if (first + u * kLaneThreads < groupLast)
+        for (int u = 0; u < kColumnUnroll<F>; ++u)
+            if (first + u * kColumnThreads < groupLast)
 #pragma unroll
-                for (int v = 0; v < V; ++v) raw[u][v] = __ldg(vectors + (first + u * kLaneThreads) * V + v);
+                for (int v = 0; v < V; ++v) raw[u][v] = __ldg(vectors + (first + u * kColumnThreads) * V + v);
 #pragma unroll
-        for (int u = 0; u < kLaneUnroll; ++u)
-            if (first + u * kLaneThreads < groupLast) {
-                const uint8_t* pixels = reinterpret_cast<const uint8_t*>(raw[u]);
+        for (int u = 0; u < kColumnUnroll<F>; ++u)
+            if (first + u * kColumnThreads < groupLast) {
+                const T* pixels = reinterpret_cast<const T*>(raw[u]);
 #pragma unroll
                 for (int i = 0; i < G; ++i) forEachEntry<F>(pixels + i * F::channels, rule, count);
             }
@@ -236,7 +248,7 @@ __global__ void __launch_bounds__(kLaneThreads)
         if (p < span.last) forEachEntry<F>(image + p * F::channels, rule, count);
     }
     __syncthreads();
-    foldColumns(columns, F::entries, rule.stride(), counts);
+    foldColumns<kColumnThreads>(columns, slots, counts);
 }
 
 // ---- launches and the plan ---------------------------------------------------------------
@@ -281,16 +293,16 @@ void launchByteBins(const LaunchPlan& plan, const void* image, PixelSpan span, c
 }
 
 template <typename F>
-void launchBytePixels(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
-                      unsigned long long* counts, cudaStream_t stream)
+void launchLaneColumns(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
+                       unsigned long long* counts, cudaStream_t stream)
 {
-    constexpr size_t G = F::groupPixels, stride = size_t(kLaneThreads) * kLaneUnroll;
+    constexpr size_t G = F::groupPixels, stride = size_t(kColumnThreads) * kColumnUnroll<F>;
     const size_t groupFirst = (span.first + G - 1) / G;
     const size_t groups = std::max(span.last / G, groupFirst) - groupFirst;
     // A block-wide step counts stride * G pixels per entry.
     const unsigned blocks = laneGridBlocks(groups, stride, 0xffffffffu / (stride * G), plan.residentBlocks);
-    histogramBytePixels<F><<<blocks, kLaneThreads, plan.sharedBytes, stream>>>(static_cast<const uint8_t*>(image), span,
-                                                                               rule, counts);
+    histogramLaneColumns<F><<<blocks, kColumnThreads, plan.sharedBytes, stream>>>(
+        static_cast<const typename F::T*>(image), span, rule, counts);
     KL_CHECK_LAUNCH();
 }
 
@@ -300,20 +312,18 @@ template <typename F>
 constexpr bool kByteBinFormat = F::channels == 1 && F::entries == 1 &&
                                 (std::is_same<typename F::T, uint8_t>::value || std::is_same<typename F::T, uint16_t>::value);
 
-/// Formats histogramBytePixels counts: u8 with several channels.
-template <typename F>
-constexpr bool kBytePixelFormat = F::channels > 1 && std::is_same<typename F::T, uint8_t>::value;
-
-/// A lane-column plan: `kernel` with `sharedBytes` of columns, as many blocks as stay resident.
+/// A lane-column plan: `kernel` (blocks of `threads`) with `sharedBytes` of columns, as many
+/// blocks as stay resident.
 template <typename Kernel>
-LaunchPlan laneColumnPlan(Kernel kernel, LaunchPlan::Launch launch, size_t sharedBytes, const cudaDeviceProp& device)
+LaunchPlan laneColumnPlan(Kernel kernel, int threads, LaunchPlan::Launch launch, size_t sharedBytes,
+                          const cudaDeviceProp& device)
 {
     LaunchPlan plan;
     plan.launch = launch;
     plan.sharedBytes = sharedBytes;
     allowSharedMemory(kernel, sharedBytes);
     int perSm = 0;
-    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kLaneThreads, sharedBytes));
+    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, sharedBytes));
     plan.residentBlocks = std::max(1, perSm) * device.multiProcessorCount;
     return plan;
 }
@@ -327,12 +337,11 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
     if constexpr (kByteBinFormat<F>) {
         using T = typename F::T;
         if (sizeof(T) == 1 || rule.u16ByShift)
-            return laneColumnPlan(histogramByteBins<T>, launchByteBins<T>, columnBytes, device);
+            return laneColumnPlan(histogramByteBins<T>, kLaneThreads, launchByteBins<T>, columnBytes, device);
     }
-    if constexpr (kBytePixelFormat<F>) {
-        if (F::entries * columnBytes <= device.sharedMemPerBlockOptin)
-            return laneColumnPlan(histogramBytePixels<F>, launchBytePixels<F>, F::entries * columnBytes, device);
-    }
+    const size_t laneColumnBytes = 32 * bytes;  // a word per lane position for every counter
+    if (laneColumnBytes <= device.sharedMemPerBlockOptin)
+        return laneColumnPlan(histogramLaneColumns<F>, kColumnThreads, launchLaneColumns<F>, laneColumnBytes, device);
     LaunchPlan plan;
     // As many per-warp copies as fit in a quarter of an SM's shared memory, so that
     // several blocks stay resident to hide memory latency.
@@ -351,7 +360,7 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
 
 HistogramVariant optimizedHistogram()
 {
-    return {"optimized", "lane-private counters for u8 (conflict-free whatever the data), per-warp copies for other formats",
+    return {"optimized", "lane-private counters (conflict-free whatever the data) where they fit shared memory, per-warp copies for larger histograms",
             nullptr, {KL_HISTOGRAM_PLAN(optimizedPlan)}};
 }
 

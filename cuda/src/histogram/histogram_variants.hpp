@@ -19,9 +19,10 @@ constexpr int kSpecialSlots = 2;  // out-of-range, NaN
 
 /// The resolved binning as the kernels use it.
 struct BinRule {
-    double lo, hi, scale, offset;
+    double scale, offset;
     int bins;
     bool u16ByShift;  ///< the default u16 binning, where histogramBin(v) == v >> 8
+    FloatBinning fast;  ///< u16 and f32: histogramBinInRange's float form
     KL_HD int stride() const { return bins + kSpecialSlots; }
 };
 
