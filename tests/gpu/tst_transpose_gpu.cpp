@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 using kl::gpu::HostMemory;
@@ -101,15 +102,20 @@ private slots:
         expectEveryVariant(kltest::randomImage(3001, 4099, CV_8U, 1, 1));
         expectEveryVariant(kltest::randomImage(3001, 4099, CV_16U, 3, 2));
         expectEveryVariant(kltest::randomImage(3001, 4099, CV_32F, 4, 3));
+        // u8 x3 with 4-byte aligned rows (whole chunks) and without (funnel-shifted words).
+        expectEveryVariant(kltest::randomImage(3001, 4096, CV_8U, 3, 4));
+        expectEveryVariant(kltest::randomImage(3001, 4099, CV_8U, 3, 5));
     }
 
     /// Row blocks beyond gridDim.y's 65535: 8-row blocks (naive) past 524280 rows, 32-row
-    /// tiles past 2097120, 64-row tiles (optimized) past 4194240.
+    /// tiles (tiled; optimized where rows are not 4-byte aligned) past 2097120, 64-row tiles
+    /// (optimized) past 4194240.
     void tallAndWide()
     {
         expectEveryVariant(kltest::randomImage(4200007, 2, CV_8U, 1, 4));
         expectEveryVariant(kltest::randomImage(600001, 2, CV_32F, 3, 5));
         expectEveryVariant(kltest::randomImage(2, 600001, CV_16U, 1, 6));
+        expectEveryVariant(kltest::randomImage(2100001, 4, CV_8U, 3, 7));
     }
 
     /// Several strips over images whose input rows take every 4-byte misalignment (odd
@@ -117,13 +123,13 @@ private slots:
     /// such rows as funnel-shifted words, and full and edge tiles meet inside strips.
     void misalignedStrips()
     {
-        for (int depth : {CV_8U, CV_16U})
+        for (const auto& [depth, channels] : {std::pair{CV_8U, 1}, std::pair{CV_16U, 1}, std::pair{CV_8U, 3}})
             for (const cv::Size& size : {cv::Size(769, 1021), cv::Size(1031, 517)})
                 for (int streams : {3, 7}) {
                     RunOptions options = once("auto");
                     options.streams = streams;
                     options.minChunkBytes = 0;
-                    expectEveryVariant(kltest::randomImage(size.height, size.width, depth, 1, 13), options);
+                    expectEveryVariant(kltest::randomImage(size.height, size.width, depth, channels, 13), options);
                     if (QTest::currentTestFailed()) return;
                 }
     }

@@ -1,13 +1,16 @@
-// transpose's optimized variant, the default: pixels of 1, 2 or 4 bytes move in 16-byte
+// transpose's optimized variant, the default: pixels of 1, 2, 3 or 4 bytes move in 16-byte
 // chunks: a thread reads one chunk from each of 4 consecutive rows, transposes that block in
 // registers (__byte_perm for bytes and halfwords) and stages it in a shared tile whose output
 // rows leave as 16-byte chunks again; one byte per thread cannot come near the copy bandwidth.
+// 3-byte pixels (u8 x3) are read 4 at a time (12 bytes), widened to words for the tile and
+// packed back on the way out, each 16-byte chunk from the 8 pixels it overlaps.
 // Device output rows are padded so that every strip's output rows start 16-byte aligned
-// (transposeMatrix, transpose.cpp). Input rows may have any alignment (odd widths): 16-byte
-// aligned rows are read as vectors, other rows as aligned words funnel-shifted into place,
-// tiles at the edges word by word within bounds. Tiles are 128 columns by 256 bytes of rows,
-// 128 bytes where rows are not even 4-byte aligned. Other pixel sizes: tiled-padded with
-// 64-wide tiles and 8 elements per thread in flight (12- and 16-byte pixels: tiled-padded itself).
+// (transposeMatrix, transpose.cpp). Input rows may have any alignment (odd widths): aligned
+// rows are read as whole chunks, other rows as aligned words funnel-shifted into place,
+// tiles at the edges word by word within bounds. Tiles are 128 columns by 256 bytes of rows
+// (in the tile), 128 bytes where rows are not even 4-byte aligned. Other pixel sizes:
+// tiled-padded with 64-wide tiles and 8 elements per thread in flight (12- and 16-byte
+// pixels: tiled-padded itself).
 #include "transpose_device.cuh"
 
 #include <algorithm>
@@ -17,11 +20,15 @@ namespace {
 
 constexpr int kChunkThreads = 256;
 
-/// A tile of 128 input columns by 128 * K / sizeof(T) input rows, so that each of its 128
-/// output rows is 128 * K bytes (K = 1 or 2). A thread moves K blocks of 4 input rows by one
-/// 16-byte chunk.
+/// A tile of 128 input columns by 128 * K / px input rows, so that each of its 128 output rows
+/// is 128 * K bytes (K = 1 or 2). A thread moves K blocks of 4 input rows by one 16-byte chunk.
+/// 3-byte pixels are widened to words on the way in (px = 4; a chunk's 4 pixels come from 12
+/// source bytes) and packed back on the way out.
 template <typename T, int K> struct ChunkTile {
-    static constexpr int px = int(sizeof(T));
+    static constexpr int sourcePx = int(sizeof(T));  ///< bytes of a pixel in the image
+    static constexpr int px = sourcePx == 3 ? 4 : sourcePx;  ///< bytes of a pixel in the tile
+    static constexpr int sourceChunkBytes = 16 / px * sourcePx;
+    static constexpr int sourceWords = sourceChunkBytes / 4;
     static constexpr int perChunk = 16 / px;          ///< elements in a 16-byte chunk
     static constexpr int cols = 128, rows = 128 * K / px;
     static constexpr int rowBytes = 128 * K;          ///< one output row
@@ -29,6 +36,8 @@ template <typename T, int K> struct ChunkTile {
     /// A chunk column of a quad, transposed, is perChunk output-row pieces ("units") of 4 elements.
     static constexpr int unitBytes = 4 * px, unitsPerChunk = 4 / px;
     static constexpr int chunksPerRow = rowBytes / 16;
+    /// Whole pixels that cover the word unaligned rows read past a chunk.
+    static constexpr int pixelsPastChunk = (4 + sourcePx - 1) / sourcePx;
 };
 
 /// The 4 bytes at row + offset, those at or past `available` read as 0; never reads past it.
@@ -44,6 +53,21 @@ __device__ __forceinline__ uint32_t loadWordWithin(const uint8_t* row, int offse
     return word;
 }
 
+/// Widens 4 packed 3-byte pixels (12 bytes in w[0..2]) to one word each (w[0..3]); the top
+/// bytes are left undefined: packTriples ignores them.
+__device__ __forceinline__ void widenTriples(uint32_t (&w)[4])
+{
+    w[3] = w[2] >> 8;
+    w[2] = __byte_perm(w[1], w[2], 0x0432);
+    w[1] = __byte_perm(w[0], w[1], 0x0543);
+}
+
+/// Packs 4 words' low 3 bytes (pixels) into 12 bytes.
+__device__ __forceinline__ uint3 packTriples(uint32_t p0, uint32_t p1, uint32_t p2, uint32_t p3)
+{
+    return make_uint3(__byte_perm(p0, p1, 0x4210), __byte_perm(p1, p2, 0x5421), __byte_perm(p2, p3, 0x6542));
+}
+
 /// Transposes a 4 x 4 block of bytes held as one word per row into one word per column.
 __device__ __forceinline__ void transposeBytes(uint32_t& w0, uint32_t& w1, uint32_t& w2, uint32_t& w3)
 {
@@ -55,8 +79,9 @@ __device__ __forceinline__ void transposeBytes(uint32_t& w0, uint32_t& w1, uint3
     w3 = __byte_perm(high01, high23, 0x7632);
 }
 
-/// How a tile's input rows are read: whole tiles with 16-byte aligned rows as uint4, other
-/// whole tiles as aligned words funnel-shifted into place, partial tiles word by word within bounds.
+/// How a tile's input rows are read: whole tiles with aligned rows as whole chunks (uint4; 3-byte
+/// pixels: 4-byte aligned rows as 3 words), other whole tiles as aligned words funnel-shifted
+/// into place, partial tiles word by word within bounds.
 enum class RowAccess { Vectors, Words, Checked };
 
 /// Loads the tile at `in` (row pitch `pitch` bytes; only with Checked, `rows` rows and
@@ -78,26 +103,33 @@ __device__ __forceinline__ void loadChunks(const uint8_t* in, size_t pitch, int 
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
             const int y = (quad0 + i * Tile::quadsPerItem) * 4 + r;
-            const uint8_t* p = in + size_t(y) * pitch + 16 * chunk;
-            if constexpr (Access == RowAccess::Vectors) {
+            const uint8_t* p = in + size_t(y) * pitch + Tile::sourceChunkBytes * chunk;
+            constexpr int words = Tile::sourceWords;
+            if constexpr (Access == RowAccess::Vectors && words == 4) {
                 const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
                 w[i][r][0] = v.x, w[i][r][1] = v.y, w[i][r][2] = v.z, w[i][r][3] = v.w;
+            } else if constexpr (Access == RowAccess::Vectors) {
+#pragma unroll
+                for (int t = 0; t < words; ++t) w[i][r][t] = __ldg(reinterpret_cast<const uint32_t*>(p) + t);
             } else if constexpr (Access == RowAccess::Words) {
                 const uintptr_t address = reinterpret_cast<uintptr_t>(p);
                 const auto* aligned = reinterpret_cast<const uint32_t*>(address & ~uintptr_t(3));
                 const unsigned shift = 8 * unsigned(address & 3);
                 uint32_t next = __ldg(aligned);
 #pragma unroll
-                for (int t = 0; t < 4; ++t) {
+                for (int t = 0; t < words; ++t) {
                     const uint32_t word = next;
-                    next = t < 3 || shift ? __ldg(aligned + t + 1) : 0u;
+                    next = t < words - 1 || shift ? __ldg(aligned + t + 1) : 0u;
                     w[i][r][t] = __funnelshift_r(word, next, shift);
                 }
             } else {
 #pragma unroll
-                for (int t = 0; t < 4; ++t)
-                    w[i][r][t] = y < rows ? loadWordWithin(in + size_t(y) * pitch, 16 * chunk + 4 * t, available) : 0u;
+                for (int t = 0; t < words; ++t)
+                    w[i][r][t] = y < rows ? loadWordWithin(in + size_t(y) * pitch, Tile::sourceChunkBytes * chunk + 4 * t,
+                                                           available)
+                                          : 0u;
             }
+            if constexpr (Tile::sourcePx == 3) widenTriples(w[i][r]);
         }
 #pragma unroll
     for (int i = 0; i < K; ++i) {
@@ -124,19 +156,52 @@ __device__ __forceinline__ void loadChunks(const uint8_t* in, size_t pitch, int 
     }
 }
 
+/// storeChunks for 3-byte pixels: each thread stores one 16-byte chunk of a packed output row,
+/// so that a warp's stores are contiguous. Chunk k = 3m + r of a row is bytes [4r, 4r + 16) of
+/// the tile's pixels 16m + 4r .. 16m + 4r + 7 packed (its chunks 4m + r and 4m + r + 1).
+template <int K, bool Partial>
+__device__ __forceinline__ void storeTriples(const uint8_t* tile, uint8_t* out, size_t pitch, int outRows, int bytes)
+{
+    using Tile = ChunkTile<uchar3, K>;
+    constexpr int outChunks = Tile::chunksPerRow * 3 / 4;  ///< of a whole row, packed
+    for (int i = threadIdx.x; i < outRows * outChunks; i += kChunkThreads) {
+        const int o = i / outChunks, k = i % outChunks, r = k % 3, first = k / 3 * 4 + r;
+        if (Partial && 16 * k >= bytes) continue;
+        const uint8_t* row = tile + o * Tile::rowBytes;
+        const int swizzle = o / Tile::perChunk % 8;
+        const uint4 a = *reinterpret_cast<const uint4*>(row + 16 * (first ^ swizzle));
+        const uint4 b = *reinterpret_cast<const uint4*>(row + 16 * ((first + 1) ^ swizzle));
+        const uint3 low = packTriples(a.x, a.y, a.z, a.w), high = packTriples(b.x, b.y, b.z, b.w);
+        const uint4 chunk = r == 0 ? make_uint4(low.x, low.y, low.z, high.x)
+                            : r == 1 ? make_uint4(low.y, low.z, high.x, high.y)
+                                     : make_uint4(low.z, high.x, high.y, high.z);
+        uint8_t* dst = out + size_t(o) * pitch + 16 * k;
+        if (!Partial || 16 * k + 16 <= bytes) {
+            *reinterpret_cast<uint4*>(dst) = chunk;
+        } else {
+            const auto* src = reinterpret_cast<const uint8_t*>(&chunk);
+            for (int c = 0; c < bytes - 16 * k; ++c) dst[c] = src[c];
+        }
+    }
+}
+
 /// Writes the tile's first `outRows` output rows, `bytes` bytes each (all of them unless
 /// Partial), as 16-byte chunks to out (row pitch `pitch`; out and pitch 16-byte aligned).
 template <typename T, int K, bool Partial>
 __device__ __forceinline__ void storeChunks(const uint8_t* tile, uint8_t* out, size_t pitch, int outRows, int bytes)
 {
     using Tile = ChunkTile<T, K>;
-    const int m = threadIdx.x % Tile::chunksPerRow;
-    for (int o = threadIdx.x / Tile::chunksPerRow; o < outRows; o += kChunkThreads / Tile::chunksPerRow) {
-        const uint8_t* src = tile + o * Tile::rowBytes + 16 * (m ^ (o / Tile::perChunk % 8));
-        uint8_t* dst = out + size_t(o) * pitch + 16 * m;
-        if (!Partial || 16 * m + 16 <= bytes) *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-        else
-            for (int b = 0; b < bytes - 16 * m; ++b) dst[b] = src[b];
+    if constexpr (Tile::sourcePx == 3) {
+        storeTriples<K, Partial>(tile, out, pitch, outRows, bytes);
+    } else {
+        const int m = threadIdx.x % Tile::chunksPerRow;
+        for (int o = threadIdx.x / Tile::chunksPerRow; o < outRows; o += kChunkThreads / Tile::chunksPerRow) {
+            const uint8_t* src = tile + o * Tile::rowBytes + 16 * (m ^ (o / Tile::perChunk % 8));
+            uint8_t* dst = out + size_t(o) * pitch + 16 * m;
+            if (!Partial || 16 * m + 16 <= bytes) *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+            else
+                for (int b = 0; b < bytes - 16 * m; ++b) dst[b] = src[b];
+        }
     }
 }
 
@@ -151,23 +216,24 @@ template <typename T, int K> __global__ void __launch_bounds__(kChunkThreads) tr
     const int x0 = blockIdx.x * Tile::cols;
     const int outRows = min(Tile::cols, a.cols - x0);
     // Bytes readable from the tile's left edge to its rows' end (beyond one word past the tile, no matter).
-    const int available = min(a.cols - x0, Tile::cols + Tile::unitsPerChunk) * Tile::px;
+    const int available = min(a.cols - x0, Tile::cols + Tile::pixelsPastChunk) * Tile::sourcePx;
     const uintptr_t inAlignment = reinterpret_cast<uintptr_t>(in) | inPitch;
     // Unaligned rows read one word past the chunk.
-    const bool wholeWidth = available >= Tile::cols * Tile::px + (inAlignment & 3 ? 4 : 0);
+    const bool wholeWidth = available >= Tile::cols * Tile::sourcePx + (inAlignment & 3 ? 4 : 0);
     for (int y0 = blockIdx.y * Tile::rows; y0 < a.rows; y0 += gridDim.y * Tile::rows) {
         const int rows = min(Tile::rows, a.rows - y0);
-        const uint8_t* tileIn = in + size_t(y0) * inPitch + size_t(x0) * Tile::px;
+        const uint8_t* tileIn = in + size_t(y0) * inPitch + size_t(x0) * Tile::sourcePx;
         if (!wholeWidth || rows < Tile::rows)
             loadChunks<T, K, RowAccess::Checked>(tileIn, inPitch, rows, available, tileBytes);
-        else if (inAlignment % 16 == 0)
+        else if (inAlignment % (Tile::sourceWords == 4 ? 16 : 4) == 0)
             loadChunks<T, K, RowAccess::Vectors>(tileIn, inPitch, rows, available, tileBytes);
         else
             loadChunks<T, K, RowAccess::Words>(tileIn, inPitch, rows, available, tileBytes);
         __syncthreads();
-        uint8_t* tileOut = out + size_t(x0) * outPitch + size_t(y0) * Tile::px;
-        if (rows == Tile::rows) storeChunks<T, K, false>(tileBytes, tileOut, outPitch, outRows, Tile::rowBytes);
-        else storeChunks<T, K, true>(tileBytes, tileOut, outPitch, outRows, rows * Tile::px);
+        uint8_t* tileOut = out + size_t(x0) * outPitch + size_t(y0) * Tile::sourcePx;
+        if (rows == Tile::rows)
+            storeChunks<T, K, false>(tileBytes, tileOut, outPitch, outRows, Tile::rows * Tile::sourcePx);
+        else storeChunks<T, K, true>(tileBytes, tileOut, outPitch, outRows, rows * Tile::sourcePx);
         __syncthreads();  // the tile is refilled on the next row block
     }
 }
@@ -187,7 +253,7 @@ void launchOptimized(const TransposeStrip& strip, cudaStream_t s)
     if (strip.pixelBytes > 8) return launchTiledPadded(strip, s);
     withTypedStrip(strip, [&](const auto& a) {
         using T = typename std::decay_t<decltype(a)>::Element;
-        if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4) {
+        if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 3 || sizeof(T) == 4) {
             // Two blocks per thread keep more bytes in flight; rows that are not 4-byte aligned
             // need twice the load instructions (funnel shifts) and do better with one.
             if ((reinterpret_cast<uintptr_t>(a.in) | a.inPitch * sizeof(T)) % 4 == 0) launchChunks<T, 2>(a, s);
