@@ -121,10 +121,12 @@ template <typename T> struct ByteBinPlan {
     static constexpr size_t sharedWords = size_t(kByteBins) * 32;
 };
 
-/// Adds the lane words of `slots` counters (counter i's 32 words at columns + i * 32) into
-/// counts[0, slots): two threads per counter, each summing 16 of its 32 lane words, starting at
-/// different words so that a warp's reads hit 32 different banks.
-template <int Threads> __device__ void foldColumns(const unsigned* columns, int slots, unsigned long long* counts)
+/// Adds the lane words of `slots` counters (counter i's 32 words at columns + i * 32), `entrySlots`
+/// per entry, into counts, whose entries are `countStride` apart: two threads per counter, each
+/// summing 16 of its 32 lane words, starting at different words so that a warp's reads hit 32
+/// different banks.
+template <int Threads>
+__device__ void foldColumns(const unsigned* columns, int slots, int entrySlots, int countStride, unsigned long long* counts)
 {
     constexpr int kWordsEach = 16, kSlotsPerStep = Threads / 2;
     const int half = threadIdx.x % 2;
@@ -138,7 +140,8 @@ template <int Threads> __device__ void foldColumns(const unsigned* columns, int 
             for (int k = 0; k < kWordsEach; ++k) sum += words[(k + slot) % kWordsEach];
         }
         sum += __shfl_down_sync(kFullMask, sum, 1);
-        if (half == 0 && sum) atomicAdd(counts + slot, (unsigned long long)sum);
+        if (half == 0 && sum)
+            atomicAdd(counts + slot / entrySlots * countStride + slot % entrySlots, (unsigned long long)sum);
     }
 }
 
@@ -192,7 +195,7 @@ __global__ void __launch_bounds__(kLaneThreads)
     }
     __syncthreads();
 
-    foldColumns<kLaneThreads>(columns, kByteBins, counts);
+    foldColumns<kLaneThreads>(columns, kByteBins, kByteBins, rule.stride(), counts);
 }
 
 /// The lane-column kernel's blocks: its columns (up to 165 KB for 256 bins on 4 channels and
@@ -201,7 +204,15 @@ constexpr int kColumnThreads = 1024;
 /// Pixel groups a thread loads before counting them: 64 or 96 bytes (<= 64 registers a thread).
 template <typename F> constexpr int kColumnUnroll = F::groupVectors == 1 ? 4 : 2;
 
-/// Pixels of F into one lane-private column of rule.stride() counters per entry:
+/// Counters a lane column holds per entry: u8's 256 (every value is a bin; a constant, so that
+/// an entry's column is an immediate offset), else the binning's bins + 2.
+template <typename F> __host__ __device__ __forceinline__ int columnSlots(const BinRule& rule)
+{
+    if constexpr (std::is_same<typename F::T, uint8_t>::value) return kByteBins;
+    else return rule.stride();
+}
+
+/// Pixels of F into one lane-private column of columnSlots counters per entry:
 /// histogramByteBins's scheme over groups of whole pixels (F::groupVectors vectors each).
 template <typename F>
 __global__ void __launch_bounds__(kColumnThreads)
@@ -210,7 +221,7 @@ __global__ void __launch_bounds__(kColumnThreads)
 {
     using T = typename F::T;
     constexpr int G = F::groupPixels, V = F::groupVectors;
-    const int slots = F::entries * rule.stride(), columnWords = rule.stride() * 32;
+    const int entrySlots = columnSlots<F>(rule), slots = F::entries * entrySlots, columnWords = entrySlots * 32;
     extern __shared__ uint4 shared[];
     unsigned* columns = reinterpret_cast<unsigned*>(shared);
     for (int i = threadIdx.x; i < slots * 32 / 4; i += kColumnThreads) shared[i] = make_uint4(0, 0, 0, 0);
@@ -248,7 +259,7 @@ __global__ void __launch_bounds__(kColumnThreads)
         if (p < span.last) forEachEntry<F>(image + p * F::channels, rule, count);
     }
     __syncthreads();
-    foldColumns<kColumnThreads>(columns, slots, counts);
+    foldColumns<kColumnThreads>(columns, slots, entrySlots, rule.stride(), counts);
 }
 
 // ---- launches and the plan ---------------------------------------------------------------
@@ -339,7 +350,8 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
         if (sizeof(T) == 1 || rule.u16ByShift)
             return laneColumnPlan(histogramByteBins<T>, kLaneThreads, launchByteBins<T>, columnBytes, device);
     }
-    const size_t laneColumnBytes = 32 * bytes;  // a word per lane position for every counter
+    // A word per lane position for every counter.
+    const size_t laneColumnBytes = size_t(F::entries) * size_t(columnSlots<F>(rule)) * 32 * sizeof(unsigned);
     if (laneColumnBytes <= device.sharedMemPerBlockOptin)
         return laneColumnPlan(histogramLaneColumns<F>, kColumnThreads, launchLaneColumns<F>, laneColumnBytes, device);
     LaunchPlan plan;
