@@ -105,25 +105,30 @@ private slots:
         // u8 x3 with 4-byte aligned rows (whole chunks) and without (funnel-shifted words).
         expectEveryVariant(kltest::randomImage(3001, 4096, CV_8U, 3, 4));
         expectEveryVariant(kltest::randomImage(3001, 4099, CV_8U, 3, 5));
+        // u16 x3 with every row 4-byte aligned (the 4099-wide image above alternates).
+        expectEveryVariant(kltest::randomImage(3001, 4096, CV_16U, 3, 6));
     }
 
     /// Row blocks beyond gridDim.y's 65535: 8-row blocks (naive) past 524280 rows, 32-row
     /// tiles (tiled; optimized where rows are not 4-byte aligned) past 2097120, 64-row tiles
-    /// (optimized) past 4194240.
+    /// (optimized, and its u16 x3 tiles) past 4194240.
     void tallAndWide()
     {
         expectEveryVariant(kltest::randomImage(4200007, 2, CV_8U, 1, 4));
         expectEveryVariant(kltest::randomImage(600001, 2, CV_32F, 3, 5));
         expectEveryVariant(kltest::randomImage(2, 600001, CV_16U, 1, 6));
         expectEveryVariant(kltest::randomImage(2100001, 4, CV_8U, 3, 7));
+        expectEveryVariant(kltest::randomImage(4200007, 2, CV_16U, 3, 8));
     }
 
     /// Several strips over images whose input rows take every 4-byte misalignment (odd
     /// widths) and whose output rows are padded on the device (odd heights): optimized reads
-    /// such rows as funnel-shifted words, and full and edge tiles meet inside strips.
+    /// such rows as funnel-shifted words (u16 x3: halfword pairs), and full and edge tiles meet
+    /// inside strips.
     void misalignedStrips()
     {
-        for (const auto& [depth, channels] : {std::pair{CV_8U, 1}, std::pair{CV_16U, 1}, std::pair{CV_8U, 3}})
+        for (const auto& [depth, channels] : {std::pair{CV_8U, 1}, std::pair{CV_16U, 1}, std::pair{CV_8U, 3},
+                                            std::pair{CV_16U, 3}})
             for (const cv::Size& size : {cv::Size(769, 1021), cv::Size(1031, 517)})
                 for (int streams : {3, 7}) {
                     RunOptions options = once("auto");

@@ -1,6 +1,6 @@
 #pragma once
 // What the transpose kernel families share: a strip's typed arguments, the tiled kernel
-// (tiled and tiled-padded; optimized for 6- and 8-byte pixels), and the host-side
+// (tiled and tiled-padded; optimized for 8-byte pixels), and the host-side
 // dispatch from a strip's pixel size to an element type. Each family's .cu includes it.
 #include "transpose_variants.hpp"
 

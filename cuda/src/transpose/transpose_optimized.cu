@@ -8,10 +8,12 @@
 // (transposeMatrix, transpose.cpp). Input rows may have any alignment (odd widths): aligned
 // rows are read as whole chunks, other rows as aligned words funnel-shifted into place,
 // tiles at the edges word by word within bounds. Tiles are 128 columns by 256 bytes of rows
-// (in the tile), 128 bytes where rows are not even 4-byte aligned. Other pixel sizes:
-// tiled-padded with 64-wide tiles and 8 elements per thread in flight (12- and 16-byte
-// pixels: tiled-padded itself).
+// (in the tile), 128 bytes where rows are not even 4-byte aligned. 6-byte pixels (u16 x3) move
+// as words through 64 x 64 tiles; 8-byte pixels through tiled-padded's kernel with 64-wide
+// tiles and 8 elements per thread in flight; 12- and 16-byte pixels through tiled-padded itself.
 #include "transpose_device.cuh"
+
+#include <cuda_pipeline_primitives.h>
 
 #include <algorithm>
 
@@ -246,6 +248,85 @@ template <typename T, int K> void launchChunks(const StripArgs<T>& a, cudaStream
     transposeChunks<T, K><<<grid, kChunkThreads, 0, s>>>(a);
 }
 
+/// 6-byte pixels (u16 x3), which no vector load or store fits: rows move as words, so that every
+/// warp reads and writes 128 contiguous bytes. A block transposes 64 x 64 pixel tiles. Each tile
+/// row is copied by cp.async, a word at a time, from the word boundary at or before its start
+/// (rows may start 2 bytes past one), so no registers hold the bytes in flight; each output word
+/// is put together from the two halfwords (components) it holds. Warp v moves tile rows (then
+/// output rows) v, v + 8, ...
+struct HalfwordTripleTile {
+    static constexpr int pixels = 64, rowWords = pixels * 6 / 4, warps = 8, threads = 32 * warps;
+    static constexpr int rowsPerWarp = pixels / warps;
+    /// A row and the halfword before it; an odd pitch keeps the output rows' reads on distinct banks.
+    static constexpr int pitchWords = rowWords + 1;
+};
+
+/// One tile of `rows` x `cols` pixels (whole tiles: Partial false, 64 x 64). A row's words are
+/// copied up to its last whole one; a row ending 2 bytes past a word boundary copies its last
+/// halfword on its own, so that nothing past the row is read.
+template <bool Partial>
+__device__ __forceinline__ void transposeHalfwordTripleTile(const StripArgs<ushort3>& a, uint32_t* tile, int x0, int y0,
+                                                            int rows, int cols)
+{
+    using Tile = HalfwordTripleTile;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const size_t inRowBytes = a.inPitch * 6, outRowBytes = a.outPitch * 6;
+    const uint8_t* tileIn = reinterpret_cast<const uint8_t*>(a.in) + size_t(y0) * inRowBytes + size_t(x0) * 6;
+    // Tile row r starts shiftOf(r) = 0 or 2 bytes past a word boundary.
+    const unsigned firstShift = unsigned(reinterpret_cast<uintptr_t>(tileIn) & 3), shiftStep = unsigned(inRowBytes & 3);
+    const auto shiftOf = [&](int r) { return int((firstShift + unsigned(r) * shiftStep) & 3); };
+#pragma unroll
+    for (int j = 0; j < Tile::rowsPerWarp; ++j) {
+        const int r = warp + j * Tile::warps;
+        if (Partial && r >= rows) break;
+        const int shift = shiftOf(r), bytes = shift + cols * 6, wholeWords = bytes / 4;
+        const uint8_t* aligned = tileIn + size_t(r) * inRowBytes - shift;
+        uint32_t* target = tile + r * Tile::pitchWords;
+        for (int w = lane; w < wholeWords; w += 32) __pipeline_memcpy_async(target + w, aligned + 4 * w, 4);
+        if (bytes % 4 && lane == 0)
+            reinterpret_cast<uint16_t*>(target + wholeWords)[0] =
+                __ldg(reinterpret_cast<const uint16_t*>(aligned + 4 * wholeWords));
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    // Output row o is tile column o: its halfword h is component h % 3 of the pixel in tile row h / 3.
+    const auto* halves = reinterpret_cast<const uint16_t*>(tile);
+    const auto halfOf = [&](int h, int o) {
+        const int r = h / 3;
+        return halves[2 * r * Tile::pitchWords + shiftOf(r) / 2 + 3 * o + h - 3 * r];
+    };
+    const int outBytes = rows * 6;
+    uint8_t* out = reinterpret_cast<uint8_t*>(a.out) + size_t(x0 + warp) * outRowBytes + size_t(y0) * 6;
+#pragma unroll
+    for (int j = 0; j < Tile::rowsPerWarp; ++j) {
+        const int o = warp + j * Tile::warps;
+        if (Partial && o >= cols) break;
+        uint8_t* row = out + j * Tile::warps * outRowBytes;
+#pragma unroll
+        for (int w = lane; w < Tile::rowWords; w += 32) {
+            if (Partial && 4 * w >= outBytes) break;
+            if (!Partial || 4 * w + 4 <= outBytes)
+                *reinterpret_cast<uint32_t*>(row + 4 * w) = halfOf(2 * w, o) | uint32_t(halfOf(2 * w + 1, o)) << 16;
+            else *reinterpret_cast<uint16_t*>(row + 4 * w) = halfOf(2 * w, o);
+        }
+    }
+}
+
+__global__ void __launch_bounds__(HalfwordTripleTile::threads) transposeHalfwordTriples(StripArgs<ushort3> a)
+{
+    using Tile = HalfwordTripleTile;
+    __shared__ uint32_t tile[Tile::pixels * Tile::pitchWords];
+    const int x0 = blockIdx.x * Tile::pixels, cols = min(Tile::pixels, a.cols - x0);
+    for (int y0 = blockIdx.y * Tile::pixels; y0 < a.rows; y0 += gridDim.y * Tile::pixels) {
+        const int rows = min(Tile::pixels, a.rows - y0);
+        if (rows == Tile::pixels && cols == Tile::pixels)
+            transposeHalfwordTripleTile<false>(a, tile, x0, y0, Tile::pixels, Tile::pixels);
+        else transposeHalfwordTripleTile<true>(a, tile, x0, y0, rows, cols);
+        __syncthreads();  // the tile is refilled on the next row block
+    }
+}
+
 void launchOptimized(const TransposeStrip& strip, cudaStream_t s)
 {
     // 64x64 tiles of up to 8-byte pixels fit the 48 KB static shared-memory limit; larger
@@ -258,7 +339,12 @@ void launchOptimized(const TransposeStrip& strip, cudaStream_t s)
             // need twice the load instructions (funnel shifts) and do better with one.
             if ((reinterpret_cast<uintptr_t>(a.in) | a.inPitch * sizeof(T)) % 4 == 0) launchChunks<T, 2>(a, s);
             else launchChunks<T, 1>(a, s);
-        } else if constexpr (sizeof(T) <= 8) {
+        } else if constexpr (sizeof(T) == 6) {
+            using Tile = HalfwordTripleTile;
+            const dim3 grid((a.cols + Tile::pixels - 1) / Tile::pixels,
+                            std::min((a.rows + Tile::pixels - 1u) / Tile::pixels, kMaxGridY));
+            transposeHalfwordTriples<<<grid, Tile::threads, 0, s>>>(a);
+        } else if constexpr (sizeof(T) == 8) {
             constexpr int tile = 64;
             const dim3 grid((a.cols + tile - 1) / tile, std::min((a.rows + tile - 1u) / tile, kMaxGridY));
             transposeTiled<T, tile, 8, 1><<<grid, dim3(tile, 8), 0, s>>>(a);
