@@ -274,12 +274,30 @@ private slots:
         }
     }
 
+    /// shared sums each output's taps in naive's order, so the two agree bit for bit: warp
+    /// streams, block tiles with constant taps (one tap tile and several) and staged taps, odd
+    /// lengths, several channels.
+    void sharedEqualsNaive()
+    {
+        const std::pair<size_t, size_t> cases[] = {{1021, 15}, {4099, 66}, {100003, 127}, {20011, 2043}, {1021, 16385}};
+        for (const auto& [frames, taps] : cases)
+            for (Conv1DMode mode : {Conv1DMode::Same, Conv1DMode::Full})
+                for (int channels : {1, 3}) {
+                    const kl::Signal signal = kltest::randomSignal(frames, channels, kRate, frames + taps);
+                    const kl::Conv1DSpec spec = randomSpec(taps, mode, taps + 1);
+                    const kl::Signal naive = run(signal, spec, "naive"), shared = run(signal, spec, "shared");
+                    QVERIFY2(naive.data == shared.data, msg(describe(frames, taps, mode, channels, "shared") +
+                                                            ": differs from naive"));
+                }
+    }
+
     /// Small sizes through every variant and code path: the compute-sanitizer target.
     void smallRunOfEveryVariant()
     {
         struct Case { size_t frames; int channels; size_t taps; Conv1DMode mode; };
         const Case cases[] = {{1000, 2, 37, Conv1DMode::Full}, {1000, 2, 37, Conv1DMode::Same},
                               {1000, 2, 37, Conv1DMode::Valid}, {5, 1, 40, Conv1DMode::Same},
+                              {3001, 2, 127, Conv1DMode::Same},        // block tiles, taps in constant memory
                               {16400, 1, 16390, Conv1DMode::Valid}};  // taps streamed through shared memory
         for (const Case& c : cases) {
             const kl::Signal signal = kltest::randomSignal(c.frames, c.channels, kRate, c.taps);
