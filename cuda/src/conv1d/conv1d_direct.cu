@@ -1,15 +1,17 @@
 // conv1d's direct variants: each output summed from its window, taps in ascending t
 // (conv1d.cpp has the layout), so naive and shared agree bit for bit.
 //   naive   one output per thread; taps and window read from global memory.
-//   shared  a block computes 1024 outputs (4 consecutive per thread). The window
+//   shared  a block computes 2048 outputs (8 consecutive per thread). The window
 //           goes through shared memory one tap tile (1024 taps) at a time: the
 //           block's segment plus that tile's slice of the (M - 1)-sample halo,
-//           so any M runs in 12 KB of shared memory. Taps live in __constant__
+//           so any M runs in 22 KB of shared memory (the window padded by 4
+//           floats every 8 samples: threads 8 samples apart would otherwise
+//           load from half the banks). Taps live in __constant__
 //           memory when M <= 16384 (64 KB; all threads of a warp read the same
 //           tap, the constant cache's broadcast case), else each tap tile is
-//           staged in shared memory too. Per 4 taps a thread makes one float4
-//           shared load (a sliding 8-sample register window), one float4 tap
-//           load and 16 FMAs. Short filters (M <= 65) stream instead: a resident
+//           staged in shared memory too. Per 8 taps a thread makes two float4
+//           shared loads (a sliding 16-sample register window), two float4 tap
+//           loads and 64 FMAs. Short filters (M <= 65) stream instead: a resident
 //           grid of warps, each walking its own run of 128-output chunks, stages
 //           a chunk plus a 64-sample halo in its slice of shared memory while the
 //           next chunk's loads are in flight, with no block barrier
@@ -24,7 +26,7 @@ namespace kl::gpu {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kPerThread = 4;
+constexpr int kPerThread = 8;  // outputs a thread of the shared kernel sums
 constexpr int kTile = kThreads * kPerThread;  // outputs per block of the shared kernel
 constexpr int kTapTile = 1024;                // taps per shared-memory pass
 constexpr size_t kConstantTaps = 16384;       // 64 KB, all the __constant__ space there is
@@ -67,61 +69,102 @@ template <bool kConstant> __device__ __forceinline__ float tapAt(const float* ti
     else return tile[t];
 }
 
-/// Adds taps t0 .. t0 + count - 1 to the 4 outputs whose window starts at `own` (16-byte aligned,
-/// own[t] pairs with tap t0 + t): per 4 taps one float4 window load, one float4 tap load, 16 FMAs,
-/// in ascending tap order.
-template <bool kConstant>
-__device__ __forceinline__ void accumulateTaps(const float* own, const float* tapTile, int t0, int count, float& s0,
-                                               float& s1, float& s2, float& s3)
+/// Where sample q of a window lies in shared memory. Padded: 4 floats after every 8 samples, so
+/// that the float4 loads of 8 threads 8 samples apart cover 32 distinct banks.
+template <bool Padded> __host__ __device__ constexpr int windowIndex(int q) { return Padded ? q + (q >> 3 << 2) : q; }
+
+/// Adds taps t0 .. t0 + count - 1 to the R consecutive outputs whose window starts at sample
+/// `first` of `window` (sample first + t pairs with tap t0 + t; first a multiple of 4, of 8 where
+/// Padded), in ascending tap order: per 8 taps two float4 window loads (a sliding
+/// window of R + 8 samples in registers), two float4 tap loads and 8R FMAs; then a group of 4 and
+/// up to 3 single taps from the same registers.
+template <int R, bool kConstant, bool Padded>
+__device__ __forceinline__ void accumulateTaps(const float* window, int first, const float* tapTile, int t0, int count,
+                                               float (&s)[R])
 {
-    const float4* own4 = reinterpret_cast<const float4*>(own);
-    float4 lo = own4[0];
+    static_assert(R % 4 == 0 && (!Padded || R % 8 == 0), "whole float4s of outputs, 8-sample blocks when padded");
+    const auto load4 = [](float* to, const float* from) {
+        const float4 v = *reinterpret_cast<const float4*>(from);
+        to[0] = v.x, to[1] = v.y, to[2] = v.z, to[3] = v.w;
+    };
+    const auto addTaps = [&](const float4 taps, const float* w) {
+        const float tap[4] = {taps.x, taps.y, taps.z, taps.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+#pragma unroll
+            for (int r = 0; r < R; ++r) s[r] = fmaf(tap[k], w[r + k], s[r]);
+    };
+    float w[R + 8];
+#pragma unroll
+    for (int g = 0; g < R / 4; ++g) load4(w + 4 * g, window + windowIndex<Padded>(first + 4 * g));
+    // Samples first + t + R on: 8 of them take windowIndex(8) floats.
+    const float* next = window + windowIndex<Padded>(first + R);
     int t = 0;
-    for (; t + 4 <= count; t += 4) {
-        const float4 hi = own4[t / 4 + 1];
-        const float4 w = tapGroup<kConstant>(tapTile, t0, t);
-        s0 = fmaf(w.x, lo.x, s0); s1 = fmaf(w.x, lo.y, s1); s2 = fmaf(w.x, lo.z, s2); s3 = fmaf(w.x, lo.w, s3);
-        s0 = fmaf(w.y, lo.y, s0); s1 = fmaf(w.y, lo.z, s1); s2 = fmaf(w.y, lo.w, s2); s3 = fmaf(w.y, hi.x, s3);
-        s0 = fmaf(w.z, lo.z, s0); s1 = fmaf(w.z, lo.w, s1); s2 = fmaf(w.z, hi.x, s2); s3 = fmaf(w.z, hi.y, s3);
-        s0 = fmaf(w.w, lo.w, s0); s1 = fmaf(w.w, hi.x, s1); s2 = fmaf(w.w, hi.y, s2); s3 = fmaf(w.w, hi.z, s3);
-        lo = hi;
+#pragma unroll 2
+    for (; t + 8 <= count; t += 8, next += windowIndex<Padded>(8)) {
+        load4(w + R, next);
+        load4(w + R + 4, next + 4);
+        addTaps(tapGroup<kConstant>(tapTile, t0, t), w);
+        addTaps(tapGroup<kConstant>(tapTile, t0, t + 4), w + 4);
+#pragma unroll
+        for (int i = 0; i < R; ++i) w[i] = w[i + 8];
     }
-    for (; t < count; ++t) {
-        const float w = tapAt<kConstant>(tapTile, t0, t);
-        s0 = fmaf(w, own[t], s0); s1 = fmaf(w, own[t + 1], s1); s2 = fmaf(w, own[t + 2], s2); s3 = fmaf(w, own[t + 3], s3);
+    if (t + 4 <= count) {
+        load4(w + R, next);
+        addTaps(tapGroup<kConstant>(tapTile, t0, t), w);
+#pragma unroll
+        for (int i = 0; i < R; ++i) w[i] = w[i + 4];
+        t += 4;
     }
+    // 0 to 3 taps left: they reach samples first + t + R + 1 at most.
+    const int left = count - t;
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+        if (i < left - 1) w[R + i] = window[windowIndex<Padded>(first + t + R + i)];
+#pragma unroll
+    for (int k = 0; k < 3; ++k)
+        if (k < left) {
+            const float tap = tapAt<kConstant>(tapTile, t0, t + k);
+#pragma unroll
+            for (int r = 0; r < R; ++r) s[r] = fmaf(tap, w[r + k], s[r]);
+        }
 }
 
 template <bool kConstant> __global__ void __launch_bounds__(kThreads)
 conv1dShared(DirectArgs a, const float* __restrict__ reversedTaps)
 {
-    __shared__ __align__(16) float window[kTile + kTapTile];
+    __shared__ __align__(16) float window[windowIndex<true>(kTile + kTapTile)];
     __shared__ __align__(16) float tapTile[kConstant ? 4 : kTapTile];
     const size_t base = size_t(blockIdx.x) * kTile;
     const size_t windowLength = a.count + a.taps - 1;
-    // This thread's outputs are base + 4 * threadIdx.x + 0..3; for tap t they read window[4 * threadIdx.x + t + 0..3].
-    const float* own = window + kPerThread * threadIdx.x;
+    // This thread's outputs are base + own + r; for tap t they read window sample own + t + r.
+    const int own = kPerThread * threadIdx.x;
     for (int row = blockIdx.y; row < a.rows; row += gridDim.y) {
         const float* in = a.in + row * a.inPitch;
-        float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+        float sums[kPerThread] = {};
         for (int t0 = 0; t0 < a.taps; t0 += kTapTile) {
             const int tileTaps = min(kTapTile, a.taps - t0);
             __syncthreads();  // everyone is done with the previous tile
             for (int q = threadIdx.x; q < kTile + tileTaps; q += kThreads) {
                 const size_t pos = base + t0 + q;
-                window[q] = pos < windowLength ? in[pos] : 0.f;
+                window[windowIndex<true>(q)] = pos < windowLength ? in[pos] : 0.f;
             }
             if constexpr (!kConstant)
                 for (int q = threadIdx.x; q < tileTaps; q += kThreads) tapTile[q] = reversedTaps[t0 + q];
             __syncthreads();
-            accumulateTaps<kConstant>(own, tapTile, t0, tileTaps, s0, s1, s2, s3);
+            accumulateTaps<kPerThread, kConstant, true>(window, own, tapTile, t0, tileTaps, sums);
         }
-        const float sums[kPerThread] = {s0, s1, s2, s3};
-        const size_t first = base + kPerThread * threadIdx.x;
-        float* out = a.out + row * a.outPitch;
+        const size_t first = base + own;
+        float* out = a.out + row * a.outPitch + first;
+        if (first + kPerThread <= a.count && (reinterpret_cast<uintptr_t>(out) & 15) == 0) {
 #pragma unroll
-        for (int r = 0; r < kPerThread; ++r)
-            if (first + r < a.count) out[first + r] = sums[r];
+            for (int g = 0; g < kPerThread / 4; ++g)
+                reinterpret_cast<float4*>(out)[g] = make_float4(sums[4 * g], sums[4 * g + 1], sums[4 * g + 2], sums[4 * g + 3]);
+        } else {
+#pragma unroll
+            for (int r = 0; r < kPerThread; ++r)
+                if (first + r < a.count) out[r] = sums[r];
+        }
     }
 }
 
@@ -169,15 +212,14 @@ __global__ void __launch_bounds__(kThreads) conv1dWarpStream(DirectArgs a)
         reinterpret_cast<float4*>(staged)[lane] = body;
         if (lane < kStreamHalo / 4) reinterpret_cast<float4*>(staged)[kStreamChunk / 4 + lane] = halo;
         __syncwarp();
-        float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-        accumulateTaps<true>(staged + 4 * lane, nullptr, 0, a.taps, s0, s1, s2, s3);
+        float sums[4] = {};
+        accumulateTaps<4, true, false>(staged, 4 * lane, nullptr, 0, a.taps, sums);
         __syncwarp();  // the next chunk overwrites the stage
         const size_t o = chunk % chunksPerRow * kStreamChunk + 4 * lane;
         float* out = a.out + chunk / chunksPerRow * a.outPitch + o;
         if (o + 3 < a.count && (reinterpret_cast<uintptr_t>(out) & 15) == 0) {
-            *reinterpret_cast<float4*>(out) = make_float4(s0, s1, s2, s3);
+            *reinterpret_cast<float4*>(out) = make_float4(sums[0], sums[1], sums[2], sums[3]);
         } else {
-            const float sums[4] = {s0, s1, s2, s3};
 #pragma unroll
             for (int i = 0; i < 4; ++i)
                 if (o + i < a.count) out[i] = sums[i];
