@@ -90,7 +90,9 @@ public:
         : s_(settings), roofs_(roofs), device_(device), progress_(progress)
     {
         const double images = double(s_.imageSizes.size()) * std::size(kDepths) * std::size(kChannels);
-        total_ = images * double(kernelClasses().size() + 2) + double(std::size(kConv1dTaps));
+        const double imageCells = (selected(app::Op::Conv2D) ? double(kernelClasses().size()) : 0) +
+                                  selected(app::Op::Histogram) + selected(app::Op::Transpose);
+        total_ = std::max(1.0, images * imageCells + (selected(app::Op::Conv1D) ? double(std::size(kConv1dTaps)) : 0));
     }
 
     void run()
@@ -101,18 +103,21 @@ public:
                 for (int channels : kChannels) {
                     settings.channels = channels;
                     app::RunRequest request = benchRequest(app::Op::Conv2D, settings, cols, rows, depth, 0);
-                    for (const KernelClass& k : kernelClasses()) {
-                        request.conv2d = k.spec();
-                        request.conv2d.border = s_.border;
-                        measure(request, k.name);
-                    }
+                    if (selected(app::Op::Conv2D))
+                        for (const KernelClass& k : kernelClasses()) {
+                            request.conv2d = k.spec();
+                            request.conv2d.border = s_.border;
+                            measure(request, k.name);
+                        }
                     // The same image for histogram and transpose (their requests share the generator's seed).
                     for (app::Op op : {app::Op::Histogram, app::Op::Transpose}) {
+                        if (!selected(op)) continue;
                         app::RunRequest other = benchRequest(op, settings, 1, 1, depth, 0);
                         other.image = request.image;
                         measure(other, QStringLiteral("-"));
                     }
                 }
+        if (!selected(app::Op::Conv1D)) return;
         settings.channels = 1;
         for (size_t taps : kConv1dTaps) {
             settings.taps = int(taps);
@@ -123,6 +128,8 @@ public:
     [[nodiscard]] const std::vector<Cell>& cells() const { return cells_; }
 
 private:
+    [[nodiscard]] bool selected(app::Op op) const { return std::find(s_.ops.begin(), s_.ops.end(), op) != s_.ops.end(); }
+
     void measure(app::RunRequest request, const QString& what)
     {
         Cell cell;

@@ -10,6 +10,7 @@
 namespace kl::cli {
 
 struct MatrixSettings {
+    std::vector<app::Op> ops = app::allOps();     ///< whose cells run (--ops)
     std::vector<std::pair<int, int>> imageSizes;  ///< cols, rows
     size_t frames = size_t(16) << 20;             ///< conv1d signal length
     int repetitions = 20, warmup = 3;

@@ -378,6 +378,27 @@ private slots:
         QVERIFY(markdown.readAll().contains("the first of the variants dp4a that applies to the cell"));
     }
 
+    /// bench --matrix --ops: only the cells of the given ops (every depth and channel count for
+    /// histogram, the 4 tap counts for conv1d).
+    void matrixRunsTheGivenOps()
+    {
+        const QString out = QString::fromStdString(kltest::tempDir());
+        const CliRun run = runCli({"bench", "--matrix", "--ops", "histogram,conv1d", "--sizes", "67x41", "--frames",
+                                   "5003", "--repetitions", "2", "--warmup", "0", "--out-dir", out});
+        QVERIFY2(run.exitCode == 0, describe(run));
+        const QJsonArray cells = readJson(out + QStringLiteral("/kernellab-matrix.json"))[QStringLiteral("cells")].toArray();
+        QCOMPARE(cells.size(), 3 * 3 + 4);
+        int conv1d = 0;
+        for (const QJsonValue& value : cells) {
+            const QJsonObject cell = value.toObject();
+            const QString op = cell[QStringLiteral("op")].toString();
+            QVERIFY2(op == QLatin1String("histogram") || op == QLatin1String("conv1d"), qPrintable(op));
+            QVERIFY2(cell[QStringLiteral("ok")].toBool(), qPrintable(cell[QStringLiteral("error")].toString()));
+            conv1d += op == QLatin1String("conv1d");
+        }
+        QCOMPARE(conv1d, 4);
+    }
+
     void sweepFindsWhereTheGpuWins()
     {
         const CliRun run = runCli({"sweep", "--op", "transpose", "--from", "10", "--to", "20", "--require-gpu"});
