@@ -123,8 +123,8 @@ private slots:
 
     /// Several strips over images whose input rows take every 4-byte misalignment (odd
     /// widths) and whose output rows are padded on the device (odd heights): optimized reads
-    /// such rows as funnel-shifted words (u16 x3: halfword pairs), and full and edge tiles meet
-    /// inside strips.
+    /// such rows as funnel-shifted words (u16 x3: copied from the word boundary before them), and
+    /// full and edge tiles meet inside strips.
     void misalignedStrips()
     {
         for (const auto& [depth, channels] : {std::pair{CV_8U, 1}, std::pair{CV_16U, 1}, std::pair{CV_8U, 3},
