@@ -223,7 +223,7 @@ private slots:
                 const QStringList extra = {"--variant", variant.toString()};
                 const bool conv2d = op == QLatin1String("conv2d");
                 // tma takes f32 single-channel images (the image samples are 8-bit colour); integer
-                // needs taps that are multiples of 1/256 (the 7x7 Gaussian's are of 1/4096), dp4a integer taps, dp2a them on u16
+                // needs integer taps times one factor (the 7x7 Gaussian's are not), dp4a integer taps, dp2a them on u16
                 const QJsonObject report =
                     conv2d && variant.toString() == QLatin1String("tma")
                         ? runOnGpuWith({"--op", "conv2d", "--preset", "gaussian", "--size", "7", "--generate",

@@ -133,7 +133,7 @@ private slots:
     }
 
     // auto's choice for conv2d (conv2d.cpp's autoConv2d), case by case as docs/performance.md
-    // measured them: box kernels are rank 1, and integer taps times 1/k^2 up to 5x5.
+    // measured them: box kernels are rank 1, and integer taps times 1/k^2.
     void conv2dAutoRule()
     {
         const DeviceInfo hopper = device(9, 0), ampere = device(8, 0);
@@ -142,8 +142,8 @@ private slots:
                 const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
                 for (int k : {3, 5, 7, 9, 15}) {
                     std::string expected;
-                    // Ones times 1/k^2: integer lanes, but for several channels of u16.
-                    if (depth == CV_8U && k <= 5) expected = "dp4a";
+                    // Ones times 1/k^2: the integer variant's lanes on u8, dp2a's up to 5x5 on one channel of u16.
+                    if (depth == CV_8U) expected = "integer";
                     else if (depth == CV_16U && channels == 1 && k <= 5) expected = "dp2a";
                     else if (channels > 1) expected = k >= 9 ? "separable-tiles" : "separable";
                     else if (depth == CV_32F) expected = k == 15 ? "separable-tiles" : "tma";

@@ -6,9 +6,9 @@
 // its kernels and constant memory: conv2d_direct.cu (naive, constant), conv2d_tiled.cu (shared,
 // tma), conv2d_separable.cu (separable, separable-tiles, integer), conv2d_dp4a.cu (dp4a, dp2a).
 //
-// auto: integer where it applies, then dp4a or dp2a (faster than shared and than the ring wherever
-// they apply: sharpen, Laplacian, Sobel, 3x3 and 5x5 boxes; but for rank-1 kernels on several
-// channels of u16, where the ring is). Else, for rank-1 kernels of compiled sizes,
+// auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
+// dp4a or dp2a (faster than shared and than the ring wherever they apply: sharpen, Laplacian,
+// Sobel, u16 3x3 and 5x5 boxes; but for rank-1 kernels on several channels of u16, where the ring is). Else, for rank-1 kernels of compiled sizes,
 // separable-tiles or the separable ring where each measured faster (autoConv2d); separable for
 // other rank-1 sizes from 500 taps on. Otherwise tma where it applies up to 9x9, shared
 // elsewhere. (docs/performance.md, "The auto rule" and "separable-tiles", has the measurements.)
@@ -46,6 +46,8 @@
 #include <opencv2/core.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <mutex>
 #include <numeric>
 
@@ -57,21 +59,28 @@ namespace {
 /// holds this lock from uploading its taps until its last kernel has finished.
 std::mutex constantTapsMutex;
 
-/// The integer variant's taps, K = column * row^T / 2^8, where it applies: a u8 image and output, a
-/// square compiled size, and a rank-1 kernel with non-negative taps that are multiples of 2^-8
-/// (integerSeparableKernel) and sum to at most about 1, so that every sum fits a 16-bit lane:
-/// 255 * sum(column) * sum(row) + 128 (rounding) <= 65535.
-std::optional<IntegerSeparableKernel> integerTaps(int depth, int outDepth, const cv::Mat& kernel)
+/// The integer variant's taps (IntegerTaps), where it applies: a u8 image and output, a square
+/// compiled size, and a rank-1 kernel of non-negative taps that are multiples of 2^-8 summing to at
+/// most about 1 (255 * sum(column) * sum(row) + 128 for the rounding <= 65535), or else integers times
+/// one factor (integerTapFactors) with 255 * sum(column) * sum(row) <= 65535.
+std::optional<IntegerTaps> integerTaps(int depth, int outDepth, const cv::Mat& kernel)
 {
     if (depth != CV_8U || outDepth != CV_8U || !isCompiledSize(kernel.rows, kernel.cols)) return std::nullopt;
-    std::optional<IntegerSeparableKernel> k = integerSeparableKernel(kernel, kIntegerFractionBits);
-    if (!k) return std::nullopt;
-    const uint64_t columnSum = std::accumulate(k->column.begin(), k->column.end(), uint64_t(0));
-    const uint64_t rowSum = std::accumulate(k->row.begin(), k->row.end(), uint64_t(0));
+    const auto largestLaneSum = [](const IntegerSeparableKernel& k) {
+        const uint64_t column = std::accumulate(k.column.begin(), k.column.end(), uint64_t(0));
+        const uint64_t row = std::accumulate(k.row.begin(), k.row.end(), uint64_t(0));
+        constexpr uint64_t kAnyFits = 0xFFFF;  // guards the product against overflow
+        return column > kAnyFits || row > kAnyFits ? std::numeric_limits<uint64_t>::max() : 255 * column * row;
+    };
     constexpr uint64_t kLane = 0xFFFF;
-    if (columnSum > kLane || rowSum > kLane || 255 * columnSum * rowSum + (1 << (kIntegerFractionBits - 1)) > kLane)
-        return std::nullopt;
-    return k;
+    const std::optional<IntegerSeparableKernel> dyadic = integerSeparableKernel(kernel, kIntegerFractionBits);
+    if (dyadic && largestLaneSum(*dyadic) + (1 << (kIntegerFractionBits - 1)) <= kLane)
+        return IntegerTaps{*dyadic, std::ldexp(1.0f, -kIntegerFractionBits)};
+    for (float factor : integerTapFactors(kernel)) {
+        const std::optional<IntegerSeparableKernel> k = integerSeparableKernel(cv::Mat(kernel / factor), 0);
+        if (k && largestLaneSum(*k) <= kLane) return IntegerTaps{*k, factor};
+    }
+    return std::nullopt;
 }
 
 const char* autoConv2d(const Conv2dProblem& p)
@@ -99,6 +108,22 @@ const char* autoConv2d(const Conv2dProblem& p)
 }
 
 } // namespace
+
+std::vector<float> integerTapFactors(const cv::Mat& kernel)
+{
+    float smallest = 0;
+    for (auto t = kernel.begin<float>(); t != kernel.end<float>(); ++t)
+        if (*t != 0 && (smallest == 0 || std::fabs(*t) < smallest)) smallest = std::fabs(*t);
+    std::vector<float> factors;
+    for (float factor : {1.0f, smallest}) {
+        const bool whole = factor != 0 && std::all_of(kernel.begin<float>(), kernel.end<float>(), [&](float t) {
+            const float q = t / factor;
+            return q == std::nearbyint(q) && q * factor == t;
+        });
+        if (whole && (factors.empty() || factors.back() != factor)) factors.push_back(factor);
+    }
+    return factors;
+}
 
 bool isCompiledSize(int kRows, int kCols)
 {

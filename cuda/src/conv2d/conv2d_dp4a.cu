@@ -255,23 +255,17 @@ template <typename F> void withDotSize(int k, F&& f)
 }
 
 /// The kernel as scale * taps, the taps integers from -128 to 127 whose magnitudes sum to at most
-/// maxAbsTapSum: scale 1 where the kernel's taps are such integers, else its smallest tap magnitude
-/// where every tap is an exact multiple of it in f32 (a box: 1/K^2 times ones). Empty where neither
-/// holds.
+/// maxAbsTapSum, scale the first of integerTapFactors that gives such taps. Empty where none does.
 std::optional<float> byteTapScale(const cv::Mat& kernel, int maxAbsTapSum)
 {
-    float smallest = 0;
-    for (auto t = kernel.begin<float>(); t != kernel.end<float>(); ++t)
-        if (*t != 0 && (smallest == 0 || std::fabs(*t) < smallest)) smallest = std::fabs(*t);
-    for (float scale : {1.0f, smallest}) {
-        if (scale == 0) continue;
+    for (float scale : integerTapFactors(kernel)) {
         double absTapSum = 0;
-        const bool whole = std::all_of(kernel.begin<float>(), kernel.end<float>(), [&](float t) {
+        const bool bytes = std::all_of(kernel.begin<float>(), kernel.end<float>(), [&](float t) {
             const float q = t / scale;
             absTapSum += std::fabs(q);
-            return q == std::nearbyint(q) && q >= -128 && q <= 127 && q * scale == t;
+            return q >= -128 && q <= 127;
         });
-        if (whole && absTapSum <= maxAbsTapSum) return scale;
+        if (bytes && absTapSum <= maxAbsTapSum) return scale;
     }
     return std::nullopt;
 }

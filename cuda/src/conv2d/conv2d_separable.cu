@@ -7,12 +7,13 @@
 //              results in registers for the vertical pass; no intermediate leaves the chip.
 //              Other sizes: a row pass into an f32 intermediate in global memory, then a
 //              column pass.
-//   integer    u8 images and output, square compiled sizes, rank-1 kernels whose taps are
-//              non-negative multiples of 1/256 summing to at most 1 (OpenCV's default 3x3 and
-//              5x5 Gaussians): the separable passes in 16-bit integer lanes, two bytes per
-//              multiply-add, exact (every sum of these taps is exact in f32 and f64 too, so the
-//              bits equal the reference's). Each block stages its tile of input rows in shared
-//              memory by cp.async (conv2dIntegerTiles).
+//   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative
+//              integer taps times one factor whose sums fit 16 bits (IntegerTaps: OpenCV's default
+//              3x3 and 5x5 Gaussians, taps k/256; boxes, ones times 1/K^2): the separable passes in
+//              16-bit integer lanes, two bytes per multiply-add, exact, then one rounding (the
+//              reference's sums are the same integers times the factor, exact in f64, so the bits
+//              equal the reference's). Each block stages its tile of input rows in shared memory by
+//              cp.async (conv2dIntegerTiles).
 #include "conv2d_separable.cuh"
 
 #include "kernellab/image.hpp"
@@ -31,8 +32,8 @@ std::string whyNotInteger(const Conv2dProblem& p)
 {
     if (p.integer) return {};
     return "needs an 8-bit image with 8-bit output and a square " + compiledSizesText("or") +
-           " rank-1 kernel whose taps are non-negative multiples of 1/256 summing to at most 1 (such as the default "
-           "3x3 and 5x5 Gaussians); this is " +
+           " rank-1 kernel whose taps are non-negative integers times one factor, small enough that 255 times the "
+           "kernel's integers sums within 16 bits (such as boxes and the default 3x3 and 5x5 Gaussians); this is " +
            describeImage(p.input) + (p.spec.floatOutput ? " with float output" : "") + ", a " + p.kernelSize() +
            " kernel";
 }
@@ -124,14 +125,17 @@ void computeSeparableTiles(const Conv2dRun& run, int chunk, cudaStream_t stream)
     KL_CHECK_LAUNCH();
 }
 
-void prepareInteger(const Conv2dProblem& problem, Conv2dRun&, BufferCache&, cudaStream_t stream)
+void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, cudaStream_t stream)
 {
-    const IntegerSeparableKernel& k = *problem.integer;
-    copyToSymbol(cRowTapsInteger, k.row, stream);
-    copyToSymbol(cColumnTapsInteger, k.column, stream);
-    // The edge strips' f32 taps from the same integers, exact: column as is, row over 2^8.
-    std::vector<float> row, column(k.column.begin(), k.column.end());
-    for (uint32_t t : k.row) row.push_back(std::ldexp(float(t), -kIntegerFractionBits));
+    const IntegerTaps& k = *problem.integer;
+    run.tapScale = k.scale;
+    run.dyadicTaps = k.dyadic();
+    copyToSymbol(cRowTapsInteger, k.taps.row, stream);
+    copyToSymbol(cColumnTapsInteger, k.taps.column, stream);
+    // The edge strips' f32 taps from the same integers: the column as is, the row times the scale
+    // (exact for dyadic taps, 2^-8).
+    std::vector<float> row, column(k.taps.column.begin(), k.taps.column.end());
+    for (uint32_t t : k.taps.row) row.push_back(float(t) * k.scale);
     copyToSymbol(cRowTaps, row, stream);
     copyToSymbol(cColumnTaps, column, stream);
     KL_CUDA_TRY(cudaStreamSynchronize(stream));  // `row` and `column` are pageable and about to go
@@ -143,9 +147,10 @@ void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
     withChannels(run.channels, [&](auto cn) {
         constexpr int CN = decltype(cn)::value;
         withFixedSize(a.kRows, [&](auto k) {
-            conv2dIntegerTiles<CN, decltype(k)::value>
-                <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kIntegerTileRows), kRingThreads, 0,
-                   stream>>>(a);
+            constexpr int K = decltype(k)::value;
+            const dim3 grid = gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kIntegerTileRows);
+            if (!run.dyadicTaps) conv2dIntegerTiles<CN, K, true><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
+            else conv2dIntegerTiles<CN, K, false><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
         });
     });
     KL_CHECK_LAUNCH();
@@ -171,7 +176,9 @@ Conv2dVariant separableTilesConv2d()
 
 Conv2dVariant integerConv2d()
 {
-    return {"integer", "u8 Gaussian-like kernels (taps k/256): the separable passes in exact 16-bit integer lanes",
+    return {"integer",
+            "u8 rank-1 kernels of integer taps times one factor (boxes, Gaussians of taps k/256): the separable passes "
+            "in exact 16-bit integer lanes",
             whyNotInteger, {prepareInteger, computeInteger, true}};
 }
 

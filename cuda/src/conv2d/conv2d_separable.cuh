@@ -126,25 +126,40 @@ __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&rin
     }
 }
 
-/// The integer ring's output row: the column taps over the ring's lanes give 2^8 times the result
-/// (kIntegerFractionBits), rounded to nearest, ties to even, like saturateRound (integerTaps keeps
-/// it within 0..255), to the `remaining` elements of the row from `out`, in whole words: a word that
-/// passes the row end writes into the row's padding (rows are pitched, rowPitch), which is never
-/// copied back (byte stores for a row's last word would cost a branch on every row of every thread).
-template <int K, int N>
-__device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)[K][N / 2], int first)
+/// The integer ring's output row to the `remaining` elements of the row from `out`, in whole words:
+/// a word that passes the row end writes into the row's padding (rows are pitched, rowPitch), which
+/// is never copied back (byte stores for a row's last word would cost a branch on every row of every
+/// thread). The column taps over the ring's lanes give the exact integer sums. Dyadic taps (Scaled
+/// false): the sums are 2^8 times the result (kIntegerFractionBits), rounded to nearest, ties to even,
+/// like saturateRound, in the lanes (integerTaps keeps them within 0..255). Scaled: each sum times
+/// `scale`, rounded once by saturateRound.
+template <bool Scaled, int K, int N>
+__device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)[K][N / 2], int first, float scale)
 {
     uint32_t sum[N / 2] = {};
 #pragma unroll
     for (int i = 0; i < K; ++i)
 #pragma unroll
         for (int p = 0; p < N / 2; ++p) sum[p] += cColumnTapsInteger[i] * ring[(first + i) % K][p];
-    const auto roundLanes = [](uint32_t v) { return v + 0x007F007Fu + (v >> 8 & 0x00010001u); };
-    // bytes 1 and 3 of each rounded word are the results
-    const auto results = [&](int g) { return __byte_perm(roundLanes(sum[2 * g]), roundLanes(sum[2 * g + 1]), 0x7531); };
+    if constexpr (Scaled) {
+        // (2^23 + lane) * scale - 2^23 * scale in one fma: the lane's sum times scale, rounded once
+        const float offset = -8388608.0f * scale;
+        const auto lane = [&](uint32_t v, uint32_t selector) {
+            return fmaf(__uint_as_float(__byte_perm(v, 0x4B000000u, selector)), scale, offset);
+        };
 #pragma unroll
-    for (int g = 0; g < N / 4; ++g)
-        if (4 * g < remaining) reinterpret_cast<uint32_t*>(out)[g] = results(g);
+        for (int g = 0; g < N / 4; ++g)
+            if (4 * g < remaining)
+                store4(out + 4 * g, make_float4(lane(sum[2 * g], 0x7410), lane(sum[2 * g], 0x7432),
+                                                lane(sum[2 * g + 1], 0x7410), lane(sum[2 * g + 1], 0x7432)));
+    } else {
+        const auto roundLanes = [](uint32_t v) { return v + 0x007F007Fu + (v >> 8 & 0x00010001u); };
+        // bytes 1 and 3 of each rounded word are the results
+        const auto results = [&](int g) { return __byte_perm(roundLanes(sum[2 * g]), roundLanes(sum[2 * g + 1]), 0x7531); };
+#pragma unroll
+        for (int g = 0; g < N / 4; ++g)
+            if (4 * g < remaining) reinterpret_cast<uint32_t*>(out)[g] = results(g);
+    }
 }
 
 /// One row pass of slice row k for a thread whose window leaves its row, element by element.
@@ -274,17 +289,18 @@ __device__ __noinline__ void stageTileEdges(StripArgs<uint8_t, uint8_t> a, uint8
 /// shared memory waiting for their copies; 32 was within 2% of the best on every case measured.
 constexpr int kIntegerTileRows = 32;
 
-/// The integer variant (u8, integerTaps' kernels): a block's tile is kRingThreads * 4 interleaved
+/// The integer variant (u8, integerTaps' kernels; Scaled: not dyadic, see storeRingRow): a block's tile is kRingThreads * 4 interleaved
 /// elements by kIntegerTileRows output rows. The block copies the tile's input rows, with a
 /// 16-byte-aligned halo, into shared memory: inside the row by cp.async, 16 bytes per copy and
 /// all in flight at once; past the row ends and in constant border rows byte by byte
 /// (stageTileEdges). Then each thread walks its 4 elements down the tile as conv2dSeparableRing does,
 /// its window read from shared memory and its sums in 16-bit lanes, two elements per word (rowSums,
 /// storeRingRow's integer forms). A constant border whose value is not a byte (0..255) cannot be
-/// staged as bytes: the tiles that reach it run ringEdgeStrip in f32, exact for these kernels.
+/// staged as bytes: the tiles that reach it run ringEdgeStrip in f32 (exact for dyadic taps; for
+/// scaled ones within the acceptance rule's tie band, as every f32 variant).
 /// (Staging the tile, rather than the ring walk's loads from global memory, keeps enough bytes in flight.)
-template <int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a)
+template <int CN, int K, bool Scaled>
+__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, float scale)
 {
     constexpr int N = kRingElements, tileBytes = kRingThreads * N;
     using Window = RowWindow<uint8_t, CN, K, N>;
@@ -335,7 +351,7 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
         };
         uint32_t ring[K][N / 2];
         walkRing(y0, y1, ring, rowInto,
-                 [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flatCols - flat, ring, first); });
+                 [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, flatCols - flat, ring, first, scale); });
     }
 }
 

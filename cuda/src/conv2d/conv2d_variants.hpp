@@ -28,6 +28,24 @@ inline size_t rowPitch(size_t rowBytes) { return (rowBytes + kRowAlignment - 1) 
 /// the point, and the rounded result is byte 1 of each 16-bit lane.
 constexpr int kIntegerFractionBits = 8;
 
+/// The integer variant's taps: non-negative integers with K = scale * column * row^T, every lane sum
+/// (255 * sum(column) * sum(row)) within 16 bits. Dyadic kernels (OpenCV's default 3x3 and 5x5
+/// Gaussians) have taps.fractionBits kIntegerFractionBits and scale 2^-8: the lanes hold the result
+/// with 8 bits below the point and round as bytes. Other kernels (boxes: ones times 1/K^2) have
+/// fractionBits 0: each lane's exact sum is multiplied by scale and rounded once, which gives the
+/// reference's bits (the reference's sum is scale times the same integer sum, exactly in f64).
+struct IntegerTaps {
+    IntegerSeparableKernel taps;
+    float scale = 1;
+    [[nodiscard]] bool dyadic() const { return taps.fractionBits == kIntegerFractionBits; }
+};
+
+/// The factors f such that every tap of `kernel` is an integer multiple of f, exactly in f32
+/// (q = t / f is whole and q * f == t): 1 where the taps are integers, then the smallest tap
+/// magnitude (a box: 1/K^2 times ones). Variants that sum integer taps exactly and scale once take
+/// the first whose integers they hold.
+std::vector<float> integerTapFactors(const cv::Mat& kernel);
+
 /// Whether k x k is one of kConv2dCompiledSizes (fully unrolled kernels).
 bool isCompiledSize(int kRows, int kCols);
 /// kConv2dCompiledSizes as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
@@ -42,7 +60,7 @@ struct Conv2dProblem {
     cv::Mat kernel;  ///< effectiveKernel(spec), f32
     int kRows = 0, kCols = 0, outDepth = 0;
     std::optional<SeparableKernel> factors;          ///< when the kernel is rank-1
-    std::optional<IntegerSeparableKernel> integer;   ///< the integer variant's taps, where it applies
+    std::optional<IntegerTaps> integer;              ///< the integer variant's taps, where it applies
     [[nodiscard]] std::string kernelSize() const;    ///< "5x3" (columns x rows)
 };
 
@@ -57,7 +75,8 @@ struct Conv2dRun {
     int rows = 0, cols = 0, channels = 0, inDepth = 0, outDepth = 0, kRows = 0, kCols = 0;
     BorderMode border = BorderMode::Replicate;
     float borderValue = 0;
-    float tapScale = 1;  ///< dp4a, dp2a: the kernel's common factor over its integer taps (1: none)
+    float tapScale = 1;  ///< dp4a, dp2a, integer: the kernel's common factor over its integer taps (1: none)
+    bool dyadicTaps = false;  ///< integer: IntegerTaps::dyadic (the lanes round as bytes)
     int rowsPerChunk = 0, chunks = 0;
     size_t sharedMemoryLimit = 0;  ///< per block, opted in (DeviceInfo::sharedMemoryPerBlockOptIn)
     int multiprocessors = 0;
