@@ -552,6 +552,35 @@ private slots:
                     }
     }
 
+    // separable's ring on u8/u16 up to 9x9 reads tiles staged in shared memory: every border, the
+    // constant one at a value the depth holds (staged with the tile) and at one it does not (the f32
+    // strips), 1, 3 and 4 channels, sizes from 1x1 to several tiles wide with rows that end inside a
+    // tile, all-maximum images, 1 and 3 streams, against the reference.
+    void stagedRingAtEveryBorder()
+    {
+        uint64_t seed = 16000;
+        for (int depth : {CV_8U, CV_16U})
+            for (int k : {3, 5, 7, 9})
+                for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {131, 1031}})
+                    for (int channels : kChannels)
+                        for (BorderMode border : kBorders) {
+                            cv::Mat input = kltest::randomImage(rows, cols, depth, channels, ++seed);
+                            if (seed % 7 == 0) input.setTo(cv::Scalar::all(depth == CV_8U ? 255 : 65535));
+                            Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
+                            const double heldValue = depth == CV_8U ? 200 : 40000;
+                            for (double borderValue : {heldValue, borderValueFor(depth)}) {
+                                if (border != BorderMode::Constant && borderValue != heldValue) continue;
+                                spec.borderValue = borderValue;
+                                const int streams = rows == 131 ? 3 : 1;
+                                const cv::Mat gpu = run(input, spec, "separable", streams, HostMemory::Pinned);
+                                const std::string failure =
+                                    compareWithReference(gpu, kl::conv2dReference(input, spec), input, spec);
+                                QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "separable") + " (border value " +
+                                                                      std::to_string(borderValue) + "): " + failure));
+                            }
+                        }
+    }
+
     void integerRejectsOtherImagesAndKernels()
     {
         const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 3, 12);

@@ -142,12 +142,11 @@ private slots:
                 const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
                 for (int k : {3, 5, 7, 9, 15}) {
                     std::string expected;
-                    // Ones times 1/k^2: the integer variant's lanes on u8, dp2a's up to 5x5 on one channel of u16.
+                    // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring up to 9x9.
                     if (depth == CV_8U) expected = "integer";
-                    else if (depth == CV_16U && channels == 1 && k <= 5) expected = "dp2a";
+                    else if (depth == CV_16U) expected = k <= 9 ? "separable" : "separable-tiles";
                     else if (channels > 1) expected = k >= 9 ? "separable-tiles" : "separable";
-                    else if (depth == CV_32F) expected = k == 15 ? "separable-tiles" : "tma";
-                    else expected = k >= 7 ? "separable-tiles" : "separable";
+                    else expected = k == 15 ? "separable-tiles" : "tma";
                     const std::string label = kl::depthName(depth) + " x" + std::to_string(channels) + " box " +
                                               std::to_string(k);
                     QVERIFY2(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, k), hopper) == expected,

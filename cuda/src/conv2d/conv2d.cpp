@@ -7,11 +7,12 @@
 // tma), conv2d_separable.cu (separable, separable-tiles, integer), conv2d_dp4a.cu (dp4a, dp2a).
 //
 // auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
-// dp4a or dp2a (faster than shared and than the ring wherever they apply: sharpen, Laplacian,
-// Sobel, u16 3x3 and 5x5 boxes; but for rank-1 kernels on several channels of u16, where the ring is). Else, for rank-1 kernels of compiled sizes,
-// separable-tiles or the separable ring where each measured faster (autoConv2d); separable for
-// other rank-1 sizes from 500 taps on. Otherwise tma where it applies up to 9x9, shared
-// elsewhere. (docs/performance.md, "The auto rule" and "separable-tiles", has the measurements.)
+// dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
+// shared wherever they apply). Else, for rank-1 kernels of compiled sizes, the separable ring (on
+// u8/u16 up to 9x9 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
+// separable for other rank-1 sizes from 500 taps on. Otherwise tma where it applies up to 9x9,
+// shared elsewhere. (docs/performance.md, "The auto rule", "separable-tiles" and "The staged ring",
+// has the measurements.)
 //
 // Accuracy: sums are f32, each kernel row summed on its own (taps in order, from
 // 0) and the row sums then added in order, in every 2D variant alike, so naive,
@@ -87,21 +88,22 @@ const char* autoConv2d(const Conv2dProblem& p)
 {
     if (p.integer) return "integer";
     if (conv2dVariants().whyNot("dp4a", p).empty()) return "dp4a";
-    // On several channels of u16 the ring measured faster for rank-1 kernels (a box: 0.30 against
-    // 0.34 ms at 3x3 on 3 channels, 0.39 against 0.54 at 5x5).
-    if (conv2dVariants().whyNot("dp2a", p).empty() && (p.input.channels() == 1 || !p.factors)) return "dp2a";
+    // For rank-1 kernels on u16 the staged ring measured as fast as dp2a on one channel and faster on
+    // several (a 3x3 box: 0.106 against 0.109 ms on one channel; 0.300 against the old ring's 0.369 on 3).
+    if (conv2dVariants().whyNot("dp2a", p).empty() && !p.factors) return "dp2a";
     const int kRows = p.kRows, kCols = p.kCols;
     if (p.factors && kRows >= 3 && kCols >= 3) {
-        // Where each measured faster (docs/performance.md, "The auto rule" and "separable-tiles").
-        // separable-tiles pays a fixed cost per step that the ring does not and saves work that
-        // grows with the kernel: it wins from 7x7 on one channel of u8/u16, from 9x9 on several
-        // channels, at 15x15 on one channel of f32 (tma is faster below). Below those the ring
-        // takes several channels, and one channel of u8/u16 up to 5x5.
+        // Where each measured faster (docs/performance.md, "The auto rule", "separable-tiles" and "The
+        // staged ring"). On u8/u16 the ring from staged tiles beats separable-tiles up to 9x9, which it
+        // is compiled for. On f32 separable-tiles pays a fixed cost per step that the ring does not and
+        // saves work that grows with the kernel: it wins from 9x9 on several channels and at 15x15 on
+        // one (tma is faster below); the ring takes several channels below 9x9.
         const bool ring = isCompiledSize(kRows, kCols);
         const bool f32 = p.input.depth() == CV_32F, oneChannel = p.input.channels() == 1;
-        const int tilesFrom = oneChannel ? (f32 ? 15 : 7) : 9;
+        if (ring && !f32 && kRows <= kStagedRingMaxSize) return "separable";
+        const int tilesFrom = oneChannel && f32 ? 15 : 9;
         if (ring && kRows >= tilesFrom) return "separable-tiles";
-        if (ring ? !oneChannel || (!f32 && kRows <= 5) : kRows * kCols >= 500) return "separable";
+        if (ring ? !oneChannel : kRows * kCols >= 500) return "separable";
     }
     // At 15x15 the plain tiles measured 3% faster than the TMA-fed ones.
     return kRows <= 9 && conv2dVariants().whyNot("tma", p).empty() ? "tma" : "shared";

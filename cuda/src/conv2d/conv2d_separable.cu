@@ -3,10 +3,12 @@
 // kRows * kCols.
 //   separable  square compiled sizes (conv2dSeparableRing): each thread owns 4 adjacent
 //              elements of an interleaved row and walks down a strip of rows, filtering every
-//              input row horizontally straight from global memory and keeping the last kRows
-//              results in registers for the vertical pass; no intermediate leaves the chip.
-//              Other sizes: a row pass into an f32 intermediate in global memory, then a
-//              column pass.
+//              input row horizontally and keeping the last kRows results in registers for the
+//              vertical pass; no intermediate leaves the chip. f32 images (and 15x15) read the
+//              rows straight from global memory; u8/u16 images up to 9x9 from a tile of input rows
+//              each block stages in shared memory by cp.async (conv2dStagedRing: the same sums,
+//              with no thread waiting on its own loads). Other sizes: a row pass into an f32
+//              intermediate in global memory, then a column pass.
 //   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative
 //              integer taps times one factor whose sums fit 16 bits (IntegerTaps: OpenCV's default
 //              3x3 and 5x5 Gaussians, taps k/256; boxes, ones times 1/K^2): the separable passes in
@@ -63,9 +65,14 @@ void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
         constexpr int CN = decltype(cn)::value;
         const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
                               constexpr int K = decltype(k)::value;
-                              conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
-                                  <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
-                                     kRingThreads, 0, stream>>>(a, kRingStrip);
+                              if constexpr (!std::is_same_v<In, float> && K <= kStagedRingMaxSize)
+                                  conv2dStagedRing<In, Out, CN, K>
+                                      <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kStagedTileRows),
+                                         kRingThreads, 0, stream>>>(a);
+                              else
+                                  conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
+                                      <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
+                                         kRingThreads, 0, stream>>>(a, kRingStrip);
                           });
         if (!ring) {
             const dim3 block(kBlockX, kBlockY);
@@ -148,7 +155,7 @@ void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
         constexpr int CN = decltype(cn)::value;
         withFixedSize(a.kRows, [&](auto k) {
             constexpr int K = decltype(k)::value;
-            const dim3 grid = gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kIntegerTileRows);
+            const dim3 grid = gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kStagedTileRows);
             if (!run.dyadicTaps) conv2dIntegerTiles<CN, K, true><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
             else conv2dIntegerTiles<CN, K, false><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
         });
@@ -161,7 +168,8 @@ void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
 Conv2dVariant separableConv2d()
 {
     return {"separable",
-            "rank-1 kernels as a row and a column pass; compiled sizes keep the row results in a register ring",
+            "rank-1 kernels as a row and a column pass; compiled sizes keep the row results in a register ring (u8/u16 "
+            "up to 9x9 from input tiles staged in shared memory)",
             whyNotSeparable,
             {prepareSeparable, computeSeparable, true}};
 }

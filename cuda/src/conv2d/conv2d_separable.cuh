@@ -198,7 +198,7 @@ __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y
     }
 }
 
-/// The ring walk of conv2dSeparableRing and conv2dIntegerTiles over output rows y0 .. y1 - 1:
+/// The ring walk of conv2dSeparableRing and the staged kernels over output rows y0 .. y1 - 1:
 /// rowInto(k, slot) leaves slice row k's row pass in ring[(k - y0) % K], then storeRow(y, first)
 /// sums output row y from the slots of slice rows y .. y + K - 1, the first of them ring[first].
 /// Unrolled by K so that every slot index is a constant (the ring stays in registers).
@@ -263,96 +263,138 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
 /// cache). The walk prefetches up to 9x9; at 15x15 the prefetched window costs too many registers.
 constexpr int kRingElements = 4, kRingStrip = 16;
 
-/// conv2dIntegerTiles' staging outside the row: slice rows y0 .. y0 + rows - 1, bytes from element
-/// `first`, span bytes each, to `target` (row r at target + r * span). Constant border rows are
-/// filled with the border value; in the other rows the bytes before chunk cLo and from chunk cHi
-/// on (16 bytes each) come through borderIndex. The bytes are spread over the whole block so that
-/// their loads overlap (one thread per 16 bytes, each waiting on its loads in turn, made a row-end
-/// tile several times as slow as an inner one). Not inlined: it runs on the edge tiles only.
-template <int CN>
-__device__ __noinline__ void stageTileEdges(StripArgs<uint8_t, uint8_t> a, uint8_t* target, int span, int y0,
-                                            int rows, int first, int cLo, int cHi)
+/// The staged ring kernels' tile (conv2dStagedTiles, conv2dIntegerTiles): kRingThreads * N
+/// interleaved elements of T by kStagedTileRows output rows, staged with a halo of `margin`
+/// elements (16-byte aligned) on each side, `span` elements a row.
+template <typename T, int CN, int K> struct StagedTile {
+    static constexpr int N = kRingElements, elements = kRingThreads * N;
+    using Window = RowWindow<T, CN, K, N>;
+    static constexpr int chunk = 16 / int(sizeof(T));  ///< elements per 16-byte copy
+    static constexpr int margin = (Window::head + chunk - 1) / chunk * chunk, span = elements + 2 * margin;
+    static constexpr int copiesPerRow = span / chunk, words = span * int(sizeof(T)) / 4;
+};
+
+/// Output rows per staged tile. Taller tiles recompute fewer halo rows but keep more bytes of
+/// shared memory waiting for their copies; 32 was within 2% of the best on every case measured
+/// (integer).
+constexpr int kStagedTileRows = 32;
+
+/// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
+/// elements each, to `target` (row r at target + r * span). Constant border rows are filled with
+/// the border value; in the other rows the elements before chunk cLo and from chunk cHi on come
+/// through borderIndex. The elements are spread over the whole block so that their loads overlap
+/// (one thread per 16 bytes, each waiting on its loads in turn, made a row-end tile several times
+/// as slow as an inner one). Not inlined: it runs on the edge tiles only.
+template <int CN, int K, typename T, typename Out>
+__device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int y0, int rows, int first, int cLo, int cHi)
 {
+    using S = StagedTile<T, CN, K>;
     if (a.border == BorderMode::Constant) {
-        const uint32_t fill = 0x01010101u * uint32_t(a.borderValue);  // a byte where tiles stage bytes
-        for (int i = threadIdx.x; i < rows * span / 4; i += kRingThreads)
-            if (a.borderRow(y0 + i / (span / 4))) reinterpret_cast<uint32_t*>(target)[i] = fill;
+        const T value = T(a.borderValue);  // representable: see walkStagedTiles
+        for (int i = threadIdx.x; i < rows * S::span; i += kRingThreads)
+            if (a.borderRow(y0 + i / S::span)) target[i] = value;
     }
-    const int head = 16 * cLo, edgeBytes = span - 16 * (cHi - cLo);
-    for (int i = threadIdx.x; i < rows * edgeBytes; i += kRingThreads) {
-        const int r = i / edgeBytes, b = i - r * edgeBytes, offset = b < head ? b : b + 16 * (cHi - cLo);
-        if (!a.borderRow(y0 + r)) target[r * span + offset] = uint8_t(fetch<CN>(a, y0 + r, false, first + offset));
+    const int head = S::chunk * cLo, edgeElements = S::span - S::chunk * (cHi - cLo);
+    for (int i = threadIdx.x; i < rows * edgeElements; i += kRingThreads) {
+        const int r = i / edgeElements, e = i - r * edgeElements, offset = e < head ? e : e + S::chunk * (cHi - cLo);
+        if (!a.borderRow(y0 + r)) target[r * S::span + offset] = T(fetch<CN>(a, y0 + r, false, first + offset));
     }
 }
 
-/// integer: output rows per tile. Taller tiles recompute fewer halo rows but keep more bytes of
-/// shared memory waiting for their copies; 32 was within 2% of the best on every case measured.
-constexpr int kIntegerTileRows = 32;
-
-/// The integer variant (u8, integerTaps' kernels; Scaled: not dyadic, see storeRingRow): a block's tile is kRingThreads * 4 interleaved
-/// elements by kIntegerTileRows output rows. The block copies the tile's input rows, with a
-/// 16-byte-aligned halo, into shared memory: inside the row by cp.async, 16 bytes per copy and
-/// all in flight at once; past the row ends and in constant border rows byte by byte
-/// (stageTileEdges). Then each thread walks its 4 elements down the tile as conv2dSeparableRing does,
-/// its window read from shared memory and its sums in 16-bit lanes, two elements per word (rowSums,
-/// storeRingRow's integer forms). A constant border whose value is not a byte (0..255) cannot be
-/// staged as bytes: the tiles that reach it run ringEdgeStrip in f32 (exact for dyadic taps; for
-/// scaled ones within the acceptance rule's tie band, as every f32 variant).
-/// (Staging the tile, rather than the ring walk's loads from global memory, keeps enough bytes in flight.)
-template <int CN, int K, bool Scaled>
-__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, float scale)
+/// The staged ring kernels' walk over their tiles: a block's tile is StagedTile's elements by
+/// kStagedTileRows output rows. The block copies the tile's input rows, with the halo, into
+/// `tile`: inside the row by cp.async, 16 bytes per copy and all in flight at once; past the row ends
+/// and in constant border rows element by element (stageTileEdges). Then walk(y0, y1, window)
+/// walks the thread's N elements down the tile as conv2dSeparableRing does, window(k) giving slice
+/// row k's RowWindow from shared memory. A constant border value that T does not hold cannot be
+/// staged: the tiles that reach it run ringEdgeStrip in f32. (Staging the tile, rather than the
+/// ring walk's loads from global memory, keeps enough bytes in flight.)
+template <int CN, int K, typename T, typename Out, typename Walk>
+__device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, uint32_t* tile, Walk&& walk)
 {
-    constexpr int N = kRingElements, tileBytes = kRingThreads * N;
-    using Window = RowWindow<uint8_t, CN, K, N>;
-    constexpr int margin = (Window::head + 15) / 16 * 16, spanBytes = tileBytes + 2 * margin;
-    constexpr int copiesPerRow = spanBytes / 16, inputRows = kIntegerTileRows + K - 1;
-    __shared__ __align__(16) uint32_t tile[inputRows][spanBytes / 4];
-    const int flatCols = a.cols * CN, x0 = blockIdx.x * tileBytes, flat = x0 + threadIdx.x * N;
-    const bool interiorColumns = x0 >= margin && x0 + tileBytes + margin <= flatCols;
-    const bool byteBorder = a.border != BorderMode::Constant ||
-                            (a.borderValue >= 0 && a.borderValue <= 255 && a.borderValue == truncf(a.borderValue));
-    const int firstCopyRow = threadIdx.x / copiesPerRow, firstCopyChunk = threadIdx.x % copiesPerRow;
-    for (int y0 = blockIdx.y * kIntegerTileRows; y0 < a.rows; y0 += gridDim.y * kIntegerTileRows) {
-        const int y1 = min(y0 + kIntegerTileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
+    using S = StagedTile<T, CN, K>;
+    using Window = typename S::Window;
+    constexpr int N = S::N;
+    const int flatCols = a.cols * CN, x0 = blockIdx.x * S::elements, flat = x0 + threadIdx.x * N;
+    const bool interiorColumns = x0 >= S::margin && x0 + S::elements + S::margin <= flatCols;
+    const float maxValue = float(sizeof(T) == 1 ? 255 : 65535);
+    const bool stagedBorder = a.border != BorderMode::Constant ||
+                              (a.borderValue >= 0 && a.borderValue <= maxValue && a.borderValue == truncf(a.borderValue));
+    const int firstCopyRow = threadIdx.x / S::copiesPerRow, firstCopyChunk = threadIdx.x % S::copiesPerRow;
+    for (int y0 = blockIdx.y * kStagedTileRows; y0 < a.rows; y0 += gridDim.y * kStagedTileRows) {
+        const int y1 = min(y0 + kStagedTileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
         const bool imageRows = a.imageRow(y0) && a.imageRow(last);
-        if (!byteBorder && !(interiorColumns && imageRows)) {
-            if (flat < flatCols) ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, flat, y0, y1);
+        if (!stagedBorder && !(interiorColumns && imageRows)) {
+            if (flat < flatCols) ringEdgeStrip<T, Out, CN, K, N>(a, flat, y0, y1);
             continue;
         }
         __syncthreads();  // the previous tile's reads are done
         const int rows = last - y0 + 1;
         // Chunks cLo .. cHi - 1 of every image row lie inside the row: 16-byte copies, all in flight.
-        const int cLo = min(max(0, (margin - x0 + 15) / 16), copiesPerRow);
-        const int cHi = max(cLo, min(copiesPerRow, (flatCols - x0 + margin) / 16));
+        const int cLo = min(max(0, (S::margin - x0 + S::chunk - 1) / S::chunk), S::copiesPerRow);
+        const int cHi = max(cLo, min(S::copiesPerRow, (flatCols - x0 + S::margin) / S::chunk));
         // Copy i = threadIdx.x + n * kRingThreads is chunk c of row r, i = r * copiesPerRow + c: both
         // and the addresses advance by constants (with a division and a row address per copy, this
-        // loop took 13% of the kernel's instructions; now 10%).
+        // loop took 13% of the integer kernel's instructions; now 10%).
         int r = firstCopyRow, c = firstCopyChunk;
-        const uint8_t* source = a.inRow(y0 + r) + x0 - margin + 16 * c;
-        for (uint32_t* target = &tile[0][0] + 4 * threadIdx.x; r < rows; target += 4 * kRingThreads) {
+        const T* source = a.inRow(y0 + r) + x0 - S::margin + S::chunk * c;
+        for (uint32_t* target = tile + 4 * threadIdx.x; r < rows; target += 4 * kRingThreads) {
             if (c >= cLo && c < cHi && (imageRows || !a.borderRow(y0 + r))) __pipeline_memcpy_async(target, source, 16);
-            constexpr int rowStep = kRingThreads / copiesPerRow, chunkStep = kRingThreads % copiesPerRow;
+            constexpr int rowStep = kRingThreads / S::copiesPerRow, chunkStep = kRingThreads % S::copiesPerRow;
             r += rowStep, c += chunkStep;
-            source += ptrdiff_t(rowStep) * a.inPitch + 16 * chunkStep;
-            if (c >= copiesPerRow) r += 1, c -= copiesPerRow, source += a.inPitch - spanBytes;
+            source += ptrdiff_t(rowStep) * a.inPitch + S::chunk * chunkStep;
+            if (c >= S::copiesPerRow) r += 1, c -= S::copiesPerRow, source += a.inPitch - S::span;
         }
         if (!(interiorColumns && imageRows))
-            stageTileEdges<CN>(a, reinterpret_cast<uint8_t*>(tile), spanBytes, y0, rows, x0 - margin, cLo, cHi);
+            stageTileEdges<CN, K>(a, reinterpret_cast<T*>(tile), y0, rows, x0 - S::margin, cLo, cHi);
         __pipeline_commit();
         __pipeline_wait_prior(0);
         __syncthreads();
         if (flat >= flatCols) continue;
-        const auto rowInto = [&](int k, uint32_t(&out)[N / 2]) {
+        using QuadType = typename Quad<T>::type;
+        const auto window = [&](int k) {
             Window w;
-            const uint32_t* span = &tile[k - y0][(margin - Window::head) / 4 + threadIdx.x];
+            const QuadType* span =
+                reinterpret_cast<const QuadType*>(tile + (k - y0) * S::words) + (S::margin - Window::head) / 4 + threadIdx.x;
 #pragma unroll
             for (int q = 0; q < Window::quads; ++q) w.quad[q] = span[q];
-            rowSums(w, out);
+            return w;
         };
-        uint32_t ring[K][N / 2];
-        walkRing(y0, y1, ring, rowInto,
-                 [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, flatCols - flat, ring, first, scale); });
+        walk(y0, y1, window);
     }
+}
+
+/// The integer variant (u8, integerTaps' kernels; Scaled: not dyadic, see storeRingRow): the staged
+/// tiles (walkStagedTiles) with sums in 16-bit lanes, two elements per word (rowSums,
+/// storeRingRow's integer forms).
+template <int CN, int K, bool Scaled>
+__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, float scale)
+{
+    using S = StagedTile<uint8_t, CN, K>;
+    constexpr int N = S::N;
+    __shared__ __align__(16) uint32_t tile[(kStagedTileRows + K - 1) * S::words];
+    const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
+    walkStagedTiles<CN, K>(a, tile, [&](int y0, int y1, const auto& window) {
+        uint32_t ring[K][N / 2];
+        walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums(window(k), out); },
+                 [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, flatCols - flat, ring, first, scale); });
+    });
+}
+
+/// separable's ring for u8/u16 images up to kStagedRingMaxSize: the staged tiles (walkStagedTiles)
+/// with conv2dSeparableRing's f32 sums (rowSums, storeRingRow), so the same bits as that ring.
+template <typename In, typename Out, int CN, int K>
+__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In, Out> a)
+{
+    using S = StagedTile<In, CN, K>;
+    constexpr int N = S::N;
+    __shared__ __align__(16) uint32_t tile[(kStagedTileRows + K - 1) * S::words];
+    const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
+    walkStagedTiles<CN, K>(a, tile, [&](int y0, int y1, const auto& window) {
+        float ring[K][N];
+        walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
+                 [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
+    });
 }
 
 // ---- separable-tiles ---------------------------------------------------------------------------------

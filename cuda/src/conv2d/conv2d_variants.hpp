@@ -46,6 +46,10 @@ struct IntegerTaps {
 /// the first whose integers they hold.
 std::vector<float> integerTapFactors(const cv::Mat& kernel);
 
+/// separable's ring reads u8/u16 images from staged tiles up to this size (conv2dStagedRing): a 15x15
+/// u16 tile on 3 or 4 channels passes the 48 KB of static shared memory, and separable-tiles is faster there.
+constexpr int kStagedRingMaxSize = 9;
+
 /// Whether k x k is one of kConv2dCompiledSizes (fully unrolled kernels).
 bool isCompiledSize(int kRows, int kCols);
 /// kConv2dCompiledSizes as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
