@@ -263,7 +263,7 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
 /// cache). The walk prefetches up to 9x9; at 15x15 the prefetched window costs too many registers.
 constexpr int kRingElements = 4, kRingStrip = 16;
 
-/// The staged ring kernels' tile (conv2dStagedTiles, conv2dIntegerTiles): kRingThreads * N
+/// The staged ring kernels' tile (conv2dStagedRing, conv2dIntegerTiles): kRingThreads * N
 /// interleaved elements of T by kStagedTileRows output rows, staged with a halo of `margin`
 /// elements (16-byte aligned) on each side, `span` elements a row.
 template <typename T, int CN, int K> struct StagedTile {
