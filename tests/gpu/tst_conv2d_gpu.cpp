@@ -242,6 +242,9 @@ class TestConv2dGpu : public QObject {
         if (variant == "tma") return tmaApplies(input, spec);
         if (variant == "integer") return integerApplies(input, spec);
         if (variant == "dp4a" || variant == "dp2a") return dotApplies(variant, input, spec);
+        if (variant == "staged-rows")
+            return input.depth() != CV_32F && spec.kernel.rows == spec.kernel.cols && spec.kernel.rows <= 7 &&
+                   compiledSize(spec.kernel.rows);
         return true;
     }
 
@@ -581,6 +584,42 @@ private slots:
                         }
     }
 
+    // staged-rows sums as shared sums, so it gives shared's bits: random taps of every size it runs,
+    // u8/u16, integer and f32 output, every border (the constant one at a value the depth holds, staged
+    // with the tile, and at one it does not, the edge strips), 1, 3 and 4 channels, sizes from 1x1 to
+    // several tiles wide, all-maximum images, 1 and 3 streams. Other sizes and f32 images refuse.
+    void stagedRowsEqualsShared()
+    {
+        uint64_t seed = 17000;
+        for (int depth : {CV_8U, CV_16U})
+            for (int k : {3, 5, 7})
+                for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {131, 1031}})
+                    for (int channels : kChannels)
+                        for (BorderMode border : kBorders) {
+                            cv::Mat input = kltest::randomImage(rows, cols, depth, channels, ++seed);
+                            if (seed % 7 == 0) input.setTo(cv::Scalar::all(depth == CV_8U ? 255 : 65535));
+                            Conv2DSpec spec = makeSpec(randomKernel(k, k, false, seed), border, depth, seed % 2 == 0);
+                            spec.floatOutput = seed % 5 == 0;
+                            const double heldValue = depth == CV_8U ? 200 : 40000;
+                            for (double borderValue : {heldValue, borderValueFor(depth)}) {
+                                if (border != BorderMode::Constant && borderValue != heldValue) continue;
+                                spec.borderValue = borderValue;
+                                const int streams = rows == 131 ? 3 : 1;
+                                const cv::Mat staged = run(input, spec, "staged-rows", streams, HostMemory::Pinned);
+                                QVERIFY2(kltest::bitwiseEqual(staged, run(input, spec, "shared", streams)),
+                                         kltest::msg(describe(input, spec, "staged-rows") + " (border value " +
+                                                     std::to_string(borderValue) + "): differs from shared"));
+                            }
+                        }
+        const cv::Mat f32 = kltest::randomImage(16, 16, CV_32F, 1, 18);
+        const Conv2DSpec five = makeSpec(randomKernel(5, 5, false, 19), BorderMode::Reflect101, CV_32F);
+        QVERIFY(kl::gpu::whyNotApplicable("staged-rows", f32, five, engine_->device()).find("needs an 8- or 16-bit") == 0);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'staged-rows' needs", run(f32, five, "staged-rows"));
+        const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 1, 20);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'staged-rows' needs",
+                         run(u8, makeSpec(randomKernel(9, 9, false, 21), BorderMode::Reflect101, CV_8U), "staged-rows"));
+    }
+
     void integerRejectsOtherImagesAndKernels()
     {
         const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 3, 12);
@@ -820,8 +859,10 @@ private slots:
         const Conv2DSpec separable =
             makeSpec(randomSeparableKernel(kernelSize, kernelSize, 78), BorderMode(border), CV_8U);
         for (const std::string& variant : kl::gpu::variants("conv2d")) {
-            // u8 3 channels, random taps; tmaTiles, integerIsExact and integerLanesAreExact run those on several streams
-            if (variant == "tma" || variant == "integer" || variant == "dp4a" || variant == "dp2a") continue;
+            // u8 3 channels, random taps from 9x9 on; tmaTiles, integerIsExact, integerLanesAreExact and
+            // stagedRowsEqualsShared run the others on several streams
+            if (variant == "tma" || variant == "integer" || variant == "dp4a" || variant == "dp2a" || variant == "staged-rows")
+                continue;
             if (variant == "separable-tiles" && !compiledSize(kernelSize)) continue;
             const Conv2DSpec& spec = variant == "separable" || variant == "separable-tiles" ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);

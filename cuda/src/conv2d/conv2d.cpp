@@ -10,8 +10,8 @@
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
 // shared wherever they apply). Else, for rank-1 kernels of compiled sizes, the separable ring (on
 // u8/u16 up to 9x9 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
-// separable for other rank-1 sizes from 500 taps on. Otherwise tma where it applies up to 9x9,
-// shared elsewhere. (docs/performance.md, "The auto rule", "separable-tiles" and "The staged ring",
+// separable for other rank-1 sizes from 500 taps on. Otherwise staged-rows for u8/u16 up to 7x7, tma
+// where it applies up to 9x9, shared elsewhere. (docs/performance.md, "The auto rule", "separable-tiles" and "The staged ring",
 // has the measurements.)
 //
 // Accuracy: sums are f32, each kernel row summed on its own (taps in order, from
@@ -104,6 +104,9 @@ const char* autoConv2d(const Conv2dProblem& p)
         if (ring && kRows >= tilesFrom) return "separable-tiles";
         if (ring ? !oneChannel : kRows * kCols >= 500) return "separable";
     }
+    // Other u8/u16 kernels up to 7x7: 1.2-1.8x shared's speed everywhere measured (the rank-5 5x5 u8 x1
+    // 0.124 against 0.169 ms).
+    if (conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
     // At 15x15 the plain tiles measured 3% faster than the TMA-fed ones.
     return kRows <= 9 && conv2dVariants().whyNot("tma", p).empty() ? "tma" : "shared";
 }
@@ -166,7 +169,7 @@ size_t Conv2dRun::sliceStart(int chunk) const { return size_t(chunk) * size_t(ro
 const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants()
 {
     static const VariantRegistry<Conv2dProblem, Conv2dLaunch> registry(
-        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), integerConv2d(), dp4aConv2d(), dp2aConv2d()},
+        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), integerConv2d(), dp4aConv2d(), dp2aConv2d(), stagedRowsConv2d()},
         autoConv2d);
     return registry;
 }

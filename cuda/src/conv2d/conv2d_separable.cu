@@ -16,6 +16,12 @@
 //              reference's sums are the same integers times the factor, exact in f64, so the bits
 //              equal the reference's). Each block stages its tile of input rows in shared memory by
 //              cp.async (conv2dIntegerTiles).
+// And one variant for any kernel that shares their staged tiles:
+//   staged-rows  u8/u16 images, square 3x3, 5x5 and 7x7 kernels of any taps (conv2dStagedRows): the
+//              tile staged as integer's, then each thread widens each input row once and adds its
+//              kernel row sums to the K output rows it feeds, in shared's order (shared's bits). Fewer
+//              instructions an output than shared, which widens and stages every element as f32
+//              and reloads each row for every output row.
 #include "conv2d_separable.cuh"
 
 #include "kernellab/image.hpp"
@@ -163,6 +169,38 @@ void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
     KL_CHECK_LAUNCH();
 }
 
+std::string whyNotStagedRows(const Conv2dProblem& p)
+{
+    if (p.input.depth() != CV_32F && p.kRows == p.kCols && p.kRows <= kStagedRowsMaxSize && isCompiledSize(p.kRows, p.kCols))
+        return {};
+    return "needs an 8- or 16-bit image and a square 3x3, 5x5 or 7x7 kernel; this is " + describeImage(p.input) +
+           ", a " + p.kernelSize() + " kernel";
+}
+
+void prepareStagedRows(const Conv2dProblem& problem, Conv2dRun&, BufferCache&, cudaStream_t stream)
+{
+    copyToSymbol(cDirectTaps, std::vector<float>(problem.kernel.begin<float>(), problem.kernel.end<float>()), stream);
+    KL_CUDA_TRY(cudaStreamSynchronize(stream));  // the taps are pageable and about to go
+}
+
+void computeStagedRows(const Conv2dRun& run, int chunk, cudaStream_t stream)
+{
+    withStrip(run, chunk, [&](const auto& a, auto cn) {
+        using A = std::decay_t<decltype(a)>;
+        using In = typename A::InType;
+        constexpr int CN = decltype(cn)::value;
+        if constexpr (!std::is_same_v<In, float>)
+            withFixedSize(a.kRows, [&](auto k) {
+                constexpr int K = decltype(k)::value;
+                if constexpr (K <= kStagedRowsMaxSize)
+                    conv2dStagedRows<In, typename A::OutType, CN, K>
+                        <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kStagedTileRows), kRingThreads, 0,
+                           stream>>>(a);
+            });
+    });
+    KL_CHECK_LAUNCH();
+}
+
 } // namespace
 
 Conv2dVariant separableConv2d()
@@ -188,6 +226,15 @@ Conv2dVariant integerConv2d()
             "u8 rank-1 kernels of integer taps times one factor (boxes, Gaussians of taps k/256): the separable passes "
             "in exact 16-bit integer lanes",
             whyNotInteger, {prepareInteger, computeInteger, true}};
+}
+
+Conv2dVariant stagedRowsConv2d()
+{
+    return {"staged-rows",
+            "u8/u16 images, any 3x3, 5x5 or 7x7 taps: tiles staged in shared memory; each input row widened once and "
+            "added to every output row it feeds",
+            whyNotStagedRows,
+            {prepareStagedRows, computeStagedRows, true}};
 }
 
 } // namespace kl::gpu

@@ -1,5 +1,5 @@
 #pragma once
-// conv2d's separable kernels: the register ring, the integer tiles and the two passes.
+// conv2d's separable kernels (the register ring, the integer tiles and the two passes) and staged-rows.
 // Included by conv2d_separable.cu only.
 #include "conv2d_device.cuh"
 
@@ -305,12 +305,12 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
 /// kStagedTileRows output rows. The block copies the tile's input rows, with the halo, into
 /// `tile`: inside the row by cp.async, 16 bytes per copy and all in flight at once; past the row ends
 /// and in constant border rows element by element (stageTileEdges). Then walk(y0, y1, window)
-/// walks the thread's N elements down the tile as conv2dSeparableRing does, window(k) giving slice
-/// row k's RowWindow from shared memory. A constant border value that T does not hold cannot be
-/// staged: the tiles that reach it run ringEdgeStrip in f32. (Staging the tile, rather than the
+/// walks the thread's N elements down the tile, window(k) giving slice row k's RowWindow from
+/// shared memory. A constant border value that T does not hold cannot be staged: the tiles that
+/// reach it run edge(flat, y0, y1) instead, element by element. (Staging the tile, rather than the
 /// ring walk's loads from global memory, keeps enough bytes in flight.)
-template <int CN, int K, typename T, typename Out, typename Walk>
-__device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, uint32_t* tile, Walk&& walk)
+template <int CN, int K, typename T, typename Out, typename Walk, typename Edge>
+__device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, uint32_t* tile, Walk&& walk, Edge&& edge)
 {
     using S = StagedTile<T, CN, K>;
     using Window = typename S::Window;
@@ -325,7 +325,7 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, uint
         const int y1 = min(y0 + kStagedTileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
         const bool imageRows = a.imageRow(y0) && a.imageRow(last);
         if (!stagedBorder && !(interiorColumns && imageRows)) {
-            if (flat < flatCols) ringEdgeStrip<T, Out, CN, K, N>(a, flat, y0, y1);
+            if (flat < flatCols) edge(flat, y0, y1);
             continue;
         }
         __syncthreads();  // the previous tile's reads are done
@@ -374,11 +374,14 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
     constexpr int N = S::N;
     __shared__ __align__(16) uint32_t tile[(kStagedTileRows + K - 1) * S::words];
     const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
-    walkStagedTiles<CN, K>(a, tile, [&](int y0, int y1, const auto& window) {
-        uint32_t ring[K][N / 2];
-        walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums(window(k), out); },
-                 [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, flatCols - flat, ring, first, scale); });
-    });
+    walkStagedTiles<CN, K>(
+        a, tile,
+        [&](int y0, int y1, const auto& window) {
+            uint32_t ring[K][N / 2];
+            walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums(window(k), out); },
+                     [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, flatCols - flat, ring, first, scale); });
+        },
+        [&](int edgeFlat, int y0, int y1) { ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, edgeFlat, y0, y1); });
 }
 
 /// separable's ring for u8/u16 images up to kStagedRingMaxSize: the staged tiles (walkStagedTiles)
@@ -390,11 +393,105 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In
     constexpr int N = S::N;
     __shared__ __align__(16) uint32_t tile[(kStagedTileRows + K - 1) * S::words];
     const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
-    walkStagedTiles<CN, K>(a, tile, [&](int y0, int y1, const auto& window) {
-        float ring[K][N];
-        walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
-                 [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
-    });
+    walkStagedTiles<CN, K>(
+        a, tile,
+        [&](int y0, int y1, const auto& window) {
+            float ring[K][N];
+            walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
+                     [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
+        },
+        [&](int edgeFlat, int y0, int y1) { ringEdgeStrip<In, Out, CN, K, N>(a, edgeFlat, y0, y1); });
+}
+
+// ---- staged-rows ------------------------------------------------------------------------------------
+
+__constant__ float cDirectTaps[kStagedRowsMaxSize * kStagedRowsMaxSize];  // staged-rows: kRows x kCols, row-major
+
+/// Element n's sum of kernel row i over a row window widened to f32 (v), taps in order from 0.
+template <int CN, int K, int Head>
+__device__ float kernelRowSum(const float* v, int i, int n)
+{
+    float sum = 0;
+#pragma unroll
+    for (int j = 0; j < K; ++j) sum = fmaf(cDirectTaps[i * K + j], v[Head - K / 2 * CN + n + j * CN], sum);
+    return sum;
+}
+
+/// staged-rows' output rows y0 .. y1 - 1 for a thread whose tile cannot be staged, element by element
+/// through borderIndex, summed as conv2dStagedRows sums. Not inlined: it runs on few tiles.
+template <typename In, typename Out, int CN, int K, int N>
+__device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat, int y0, int y1)
+{
+    const int flatCols = a.cols * CN;
+    for (int y = y0; y < y1; ++y)
+        for (int n = 0; n < N && flat + n < flatCols; ++n) {
+            float sum = 0;
+            for (int i = 0; i < K; ++i) {
+                const bool borderRow = a.borderRow(y + i);
+                float rowSum = 0;
+                for (int j = 0; j < K; ++j)
+                    rowSum = fmaf(cDirectTaps[i * K + j], fetch<CN>(a, y + i, borderRow, flat + n + (j - K / 2) * CN), rowSum);
+                sum += rowSum;
+            }
+            a.outRow(y)[flat + n] = saturateRound<Out>(sum);
+        }
+}
+
+/// staged-rows (u8/u16, any K x K taps up to kStagedRowsMaxSize): the staged tiles (walkStagedTiles);
+/// each thread widens each slice row's window once and adds kernel row i's sums over it to output row
+/// k - i, holding K rows of N sums in registers and storing an output row once its last kernel row is
+/// in. Each kernel row is summed on its own and the row sums added in order, as `shared` sums (its
+/// first row sum is never -0, so starting from it equals adding it to 0): the same bits as `shared`.
+template <typename In, typename Out, int CN, int K>
+__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In, Out> a)
+{
+    using S = StagedTile<In, CN, K>;
+    using W = typename S::Window;
+    constexpr int N = S::N;
+    __shared__ __align__(16) uint32_t tile[(kStagedTileRows + K - 1) * S::words];
+    const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
+    walkStagedTiles<CN, K>(
+        a, tile,
+        [&](int y0, int y1, const auto& window) {
+            float sums[K][N];
+            const int last = y1 + K - 2;
+            for (int base = y0; base <= last; base += K) {
+                // Unrolled by K so that every slot of `sums` is a constant: slice row base + s feeds
+                // output row base + s - i from kernel row i, kept in slot (s - i) mod K.
+#pragma unroll
+                for (int s = 0; s < K; ++s) {
+                    const int k = base + s;
+                    if (k > last) break;
+                    float v[4 * W::quads];
+                    const W w = window(k);
+#pragma unroll
+                    for (int q = 0; q < W::quads; ++q) {
+                        const float4 f = widen(w.quad[q]);
+                        v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+                    }
+#pragma unroll
+                    for (int i = 0; i < K; ++i) {
+                        const int y = k - i, slot = ((s - i) % K + K) % K;
+                        if (y < y0 || y >= y1) continue;
+#pragma unroll
+                        for (int n = 0; n < N; ++n) {
+                            const float rowSum = kernelRowSum<CN, K, W::head>(v, i, n);
+                            sums[slot][n] = i == 0 ? rowSum : sums[slot][n] + rowSum;
+                        }
+                        if (i != K - 1) continue;
+                        Out* out = a.outRow(y) + flat;
+                        if (flat + N <= flatCols) {
+                            store4(out, make_float4(sums[slot][0], sums[slot][1], sums[slot][2], sums[slot][3]));
+                        } else {
+#pragma unroll
+                            for (int n = 0; n < N; ++n)
+                                if (flat + n < flatCols) out[n] = saturateRound<Out>(sums[slot][n]);
+                        }
+                    }
+                }
+            }
+        },
+        [&](int edgeFlat, int y0, int y1) { stagedRowsEdgeStrip<In, Out, CN, K, N>(a, edgeFlat, y0, y1); });
 }
 
 // ---- separable-tiles ---------------------------------------------------------------------------------

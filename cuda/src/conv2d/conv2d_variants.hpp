@@ -50,6 +50,9 @@ std::vector<float> integerTapFactors(const cv::Mat& kernel);
 /// u16 tile on 3 or 4 channels passes the 48 KB of static shared memory, and separable-tiles is faster there.
 constexpr int kStagedRingMaxSize = 9;
 
+/// staged-rows runs square kernels up to this size (its K rows of sums are registers).
+constexpr int kStagedRowsMaxSize = 7;
+
 /// Whether k x k is one of kConv2dCompiledSizes (fully unrolled kernels).
 bool isCompiledSize(int kRows, int kCols);
 /// kConv2dCompiledSizes as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
@@ -117,6 +120,7 @@ Conv2dVariant tmaConv2d();        // conv2d_tiled.cu
 Conv2dVariant separableConv2d();  // conv2d_separable.cu
 Conv2dVariant separableTilesConv2d();  // conv2d_separable.cu
 Conv2dVariant integerConv2d();    // conv2d_separable.cu
+Conv2dVariant stagedRowsConv2d();  // conv2d_separable.cu
 Conv2dVariant dp4aConv2d();       // conv2d_dp4a.cu
 Conv2dVariant dp2aConv2d();       // conv2d_dp4a.cu
 
