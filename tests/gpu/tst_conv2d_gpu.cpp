@@ -555,15 +555,16 @@ private slots:
                     }
     }
 
-    // separable's ring on u8/u16 up to 9x9 reads tiles staged in shared memory: every border, the
-    // constant one at a value the depth holds (staged with the tile) and at one it does not (the f32
-    // strips), 1, 3 and 4 channels, sizes from 1x1 to several tiles wide with rows that end inside a
-    // tile, all-maximum images, 1 and 3 streams, against the reference.
+    // separable's ring on u8/u16 reads tiles staged in shared memory (24 rows tall for u16 15x15 on 3
+    // and 4 channels, 32 elsewhere), at every compiled size: every border, the constant one at a value
+    // the depth holds (staged with the tile) and at one it does not (the f32 strips), 1, 3 and 4
+    // channels, sizes from 1x1 to several tiles wide with rows that end inside a tile, all-maximum
+    // images, 1 and 3 streams, against the reference.
     void stagedRingAtEveryBorder()
     {
         uint64_t seed = 16000;
         for (int depth : {CV_8U, CV_16U})
-            for (int k : {3, 5, 7, 9})
+            for (int k : kl::gpu::kConv2dCompiledSizes)
                 for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {131, 1031}})
                     for (int channels : kChannels)
                         for (BorderMode border : kBorders) {

@@ -9,10 +9,10 @@
 // auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
 // shared wherever they apply). Else, for rank-1 kernels of compiled sizes, the separable ring (on
-// u8/u16 up to 9x9 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
+// u8/u16 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
 // separable for other rank-1 sizes from 500 taps on. Otherwise staged-rows for u8/u16 up to 7x7, tma
-// where it applies up to 9x9, shared elsewhere. (docs/performance.md, "The auto rule", "separable-tiles" and "The staged ring",
-// has the measurements.)
+// where it applies up to 9x9, shared elsewhere. (docs/performance.md, "The auto rule",
+// "separable-tiles", "The staged ring" and "staged-rows", has the measurements.)
 //
 // Accuracy: sums are f32, each kernel row summed on its own (taps in order, from
 // 0) and the row sums then added in order, in every 2D variant alike, so naive,
@@ -93,13 +93,13 @@ const char* autoConv2d(const Conv2dProblem& p)
     const int kRows = p.kRows, kCols = p.kCols;
     if (p.factors && kRows >= 3 && kCols >= 3) {
         // Where each measured faster (docs/performance.md, "The auto rule", "separable-tiles" and "The
-        // staged ring"). On u8/u16 the ring from staged tiles beats separable-tiles up to 9x9, which it
-        // is compiled for. On f32 separable-tiles pays a fixed cost per step that the ring does not and
+        // staged ring"). On u8/u16 the ring from staged tiles beats separable-tiles up to 9x9, and at
+        // 15x15 on one channel; on several its 46-element windows cost more than the tiles. On f32 separable-tiles pays a fixed cost per step that the ring does not and
         // saves work that grows with the kernel: it wins from 9x9 on several channels and at 15x15 on
         // one (tma is faster below); the ring takes several channels below 9x9.
         const bool ring = isCompiledSize(kRows, kCols);
         const bool f32 = p.input.depth() == CV_32F, oneChannel = p.input.channels() == 1;
-        if (ring && !f32 && kRows <= kStagedRingMaxSize) return "separable";
+        if (ring && !f32 && (kRows <= 9 || oneChannel)) return "separable";
         const int tilesFrom = oneChannel && f32 ? 15 : 9;
         if (ring && kRows >= tilesFrom) return "separable-tiles";
         if (ring ? !oneChannel : kRows * kCols >= 500) return "separable";

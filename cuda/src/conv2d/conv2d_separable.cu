@@ -4,10 +4,10 @@
 //   separable  square compiled sizes (conv2dSeparableRing): each thread owns 4 adjacent
 //              elements of an interleaved row and walks down a strip of rows, filtering every
 //              input row horizontally and keeping the last kRows results in registers for the
-//              vertical pass; no intermediate leaves the chip. f32 images (and 15x15) read the
-//              rows straight from global memory; u8/u16 images up to 9x9 from a tile of input rows
-//              each block stages in shared memory by cp.async (conv2dStagedRing: the same sums,
-//              with no thread waiting on its own loads). Other sizes: a row pass into an f32
+//              vertical pass; no intermediate leaves the chip. f32 images read the rows straight
+//              from global memory; u8/u16 images from a tile of input rows each block stages in
+//              shared memory by cp.async (conv2dStagedRing: the same sums, with no thread waiting
+//              on its own loads). Other sizes: a row pass into an f32
 //              intermediate in global memory, then a column pass.
 //   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative
 //              integer taps times one factor whose sums fit 16 bits (IntegerTaps: OpenCV's default
@@ -30,6 +30,13 @@
 
 namespace kl::gpu {
 namespace {
+
+/// The grid of the staged-tile kernels: a block per StagedTile's elements by its rows.
+template <typename T, int CN, int K, typename Out> dim3 stagedGrid(const StripArgs<T, Out>& a)
+{
+    using S = StagedTile<T, CN, K>;
+    return gridFor(a.cols * CN, a.rows, S::elements, S::rows);
+}
 
 std::string whyNotSeparable(const Conv2dProblem& p)
 {
@@ -71,10 +78,8 @@ void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
         constexpr int CN = decltype(cn)::value;
         const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
                               constexpr int K = decltype(k)::value;
-                              if constexpr (!std::is_same_v<In, float> && K <= kStagedRingMaxSize)
-                                  conv2dStagedRing<In, Out, CN, K>
-                                      <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kStagedTileRows),
-                                         kRingThreads, 0, stream>>>(a);
+                              if constexpr (!std::is_same_v<In, float>)
+                                  conv2dStagedRing<In, Out, CN, K><<<stagedGrid<In, CN, K>(a), kRingThreads, 0, stream>>>(a);
                               else
                                   conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
                                       <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
@@ -161,7 +166,7 @@ void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
         constexpr int CN = decltype(cn)::value;
         withFixedSize(a.kRows, [&](auto k) {
             constexpr int K = decltype(k)::value;
-            const dim3 grid = gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kStagedTileRows);
+            const dim3 grid = stagedGrid<uint8_t, CN, K>(a);
             if (!run.dyadicTaps) conv2dIntegerTiles<CN, K, true><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
             else conv2dIntegerTiles<CN, K, false><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
         });
@@ -194,8 +199,7 @@ void computeStagedRows(const Conv2dRun& run, int chunk, cudaStream_t stream)
                 constexpr int K = decltype(k)::value;
                 if constexpr (K <= kStagedRowsMaxSize)
                     conv2dStagedRows<In, typename A::OutType, CN, K>
-                        <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kStagedTileRows), kRingThreads, 0,
-                           stream>>>(a);
+                        <<<stagedGrid<In, CN, K>(a), kRingThreads, 0, stream>>>(a);
             });
     });
     KL_CHECK_LAUNCH();

@@ -263,21 +263,27 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
 /// cache). The walk prefetches up to 9x9; at 15x15 the prefetched window costs too many registers.
 constexpr int kRingElements = 4, kRingStrip = 16;
 
-/// The staged ring kernels' tile (conv2dStagedRing, conv2dIntegerTiles): kRingThreads * N
-/// interleaved elements of T by kStagedTileRows output rows, staged with a halo of `margin`
-/// elements (16-byte aligned) on each side, `span` elements a row.
+/// Output rows per staged tile, at most. Taller tiles recompute fewer halo rows but keep more bytes
+/// of shared memory waiting for their copies; 32 was within 2% of the best on every case measured
+/// (integer).
+constexpr int kStagedTileRows = 32;
+
+/// The staged ring kernels' tile (conv2dStagedRing, conv2dIntegerTiles, conv2dStagedRows): kRingThreads
+/// * N interleaved elements of T by `rows` output rows, staged with a halo of `margin` elements
+/// (16-byte aligned) on each side, `span` elements a row. `rows` is kStagedTileRows, or fewer (by 8s)
+/// where that tile would pass the 48 KB of static shared memory (u16 15x15 on 3 or 4 channels: 24).
 template <typename T, int CN, int K> struct StagedTile {
     static constexpr int N = kRingElements, elements = kRingThreads * N;
     using Window = RowWindow<T, CN, K, N>;
     static constexpr int chunk = 16 / int(sizeof(T));  ///< elements per 16-byte copy
     static constexpr int margin = (Window::head + chunk - 1) / chunk * chunk, span = elements + 2 * margin;
     static constexpr int copiesPerRow = span / chunk, words = span * int(sizeof(T)) / 4;
+    static constexpr int fittingRows(int rows)
+    {
+        return rows <= 8 || (rows + K - 1) * words * 4 <= 48 * 1024 ? rows : fittingRows(rows - 8);
+    }
+    static constexpr int rows = fittingRows(kStagedTileRows), sharedWords = (rows + K - 1) * words;
 };
-
-/// Output rows per staged tile. Taller tiles recompute fewer halo rows but keep more bytes of
-/// shared memory waiting for their copies; 32 was within 2% of the best on every case measured
-/// (integer).
-constexpr int kStagedTileRows = 32;
 
 /// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
 /// elements each, to `target` (row r at target + r * span). Constant border rows are filled with
@@ -302,7 +308,7 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
 }
 
 /// The staged ring kernels' walk over their tiles: a block's tile is StagedTile's elements by
-/// kStagedTileRows output rows. The block copies the tile's input rows, with the halo, into
+/// S::rows output rows. The block copies the tile's input rows, with the halo, into
 /// `tile`: inside the row by cp.async, 16 bytes per copy and all in flight at once; past the row ends
 /// and in constant border rows element by element (stageTileEdges). Then walk(y0, y1, window)
 /// walks the thread's N elements down the tile, window(k) giving slice row k's RowWindow from
@@ -321,8 +327,8 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, uint
     const bool stagedBorder = a.border != BorderMode::Constant ||
                               (a.borderValue >= 0 && a.borderValue <= maxValue && a.borderValue == truncf(a.borderValue));
     const int firstCopyRow = threadIdx.x / S::copiesPerRow, firstCopyChunk = threadIdx.x % S::copiesPerRow;
-    for (int y0 = blockIdx.y * kStagedTileRows; y0 < a.rows; y0 += gridDim.y * kStagedTileRows) {
-        const int y1 = min(y0 + kStagedTileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
+    for (int y0 = blockIdx.y * S::rows; y0 < a.rows; y0 += gridDim.y * S::rows) {
+        const int y1 = min(y0 + S::rows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
         const bool imageRows = a.imageRow(y0) && a.imageRow(last);
         if (!stagedBorder && !(interiorColumns && imageRows)) {
             if (flat < flatCols) edge(flat, y0, y1);
@@ -372,7 +378,7 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
 {
     using S = StagedTile<uint8_t, CN, K>;
     constexpr int N = S::N;
-    __shared__ __align__(16) uint32_t tile[(kStagedTileRows + K - 1) * S::words];
+    __shared__ __align__(16) uint32_t tile[S::sharedWords];
     const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
     walkStagedTiles<CN, K>(
         a, tile,
@@ -384,14 +390,14 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
         [&](int edgeFlat, int y0, int y1) { ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, edgeFlat, y0, y1); });
 }
 
-/// separable's ring for u8/u16 images up to kStagedRingMaxSize: the staged tiles (walkStagedTiles)
-/// with conv2dSeparableRing's f32 sums (rowSums, storeRingRow), so the same bits as that ring.
+/// separable's ring for u8/u16 images: the staged tiles (walkStagedTiles) with conv2dSeparableRing's
+/// f32 sums (rowSums, storeRingRow), so the same bits as that ring.
 template <typename In, typename Out, int CN, int K>
 __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In, Out> a)
 {
     using S = StagedTile<In, CN, K>;
     constexpr int N = S::N;
-    __shared__ __align__(16) uint32_t tile[(kStagedTileRows + K - 1) * S::words];
+    __shared__ __align__(16) uint32_t tile[S::sharedWords];
     const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
     walkStagedTiles<CN, K>(
         a, tile,
@@ -448,7 +454,7 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In
     using S = StagedTile<In, CN, K>;
     using W = typename S::Window;
     constexpr int N = S::N;
-    __shared__ __align__(16) uint32_t tile[(kStagedTileRows + K - 1) * S::words];
+    __shared__ __align__(16) uint32_t tile[S::sharedWords];
     const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
     walkStagedTiles<CN, K>(
         a, tile,

@@ -46,10 +46,6 @@ struct IntegerTaps {
 /// the first whose integers they hold.
 std::vector<float> integerTapFactors(const cv::Mat& kernel);
 
-/// separable's ring reads u8/u16 images from staged tiles up to this size (conv2dStagedRing): a 15x15
-/// u16 tile on 3 or 4 channels passes the 48 KB of static shared memory, and separable-tiles is faster there.
-constexpr int kStagedRingMaxSize = 9;
-
 /// staged-rows runs square kernels up to this size (its K rows of sums are registers).
 constexpr int kStagedRowsMaxSize = 7;
 
