@@ -243,8 +243,7 @@ class TestConv2dGpu : public QObject {
         if (variant == "integer") return integerApplies(input, spec);
         if (variant == "dp4a" || variant == "dp2a") return dotApplies(variant, input, spec);
         if (variant == "staged-rows")
-            return input.depth() != CV_32F && spec.kernel.rows == spec.kernel.cols && spec.kernel.rows <= 7 &&
-                   compiledSize(spec.kernel.rows);
+            return spec.kernel.rows == spec.kernel.cols && spec.kernel.rows <= 7 && compiledSize(spec.kernel.rows);
         return true;
     }
 
@@ -586,13 +585,13 @@ private slots:
     }
 
     // staged-rows sums as shared sums, so it gives shared's bits: random taps of every size it runs,
-    // u8/u16, integer and f32 output, every border (the constant one at a value the depth holds, staged
-    // with the tile, and at one it does not, the edge strips), 1, 3 and 4 channels, sizes from 1x1 to
-    // several tiles wide, all-maximum images, 1 and 3 streams. Other sizes and f32 images refuse.
+    // u8/u16/f32, integer and f32 output, every border (on u8/u16 the constant one at a value the depth
+    // holds, staged with the tile, and at one it does not, the edge strips), 1, 3 and 4 channels, sizes
+    // from 1x1 to several tiles wide, all-maximum images, 1 and 3 streams. Other sizes refuse.
     void stagedRowsEqualsShared()
     {
         uint64_t seed = 17000;
-        for (int depth : {CV_8U, CV_16U})
+        for (int depth : kDepths)
             for (int k : {3, 5, 7})
                 for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {131, 1031}})
                     for (int channels : kChannels)
@@ -601,9 +600,9 @@ private slots:
                             if (seed % 7 == 0) input.setTo(cv::Scalar::all(depth == CV_8U ? 255 : 65535));
                             Conv2DSpec spec = makeSpec(randomKernel(k, k, false, seed), border, depth, seed % 2 == 0);
                             spec.floatOutput = seed % 5 == 0;
-                            const double heldValue = depth == CV_8U ? 200 : 40000;
+                            const double heldValue = depth == CV_8U ? 200 : depth == CV_16U ? 40000 : borderValueFor(depth);
                             for (double borderValue : {heldValue, borderValueFor(depth)}) {
-                                if (border != BorderMode::Constant && borderValue != heldValue) continue;
+                                if ((border != BorderMode::Constant || depth == CV_32F) && borderValue != heldValue) continue;
                                 spec.borderValue = borderValue;
                                 const int streams = rows == 131 ? 3 : 1;
                                 const cv::Mat staged = run(input, spec, "staged-rows", streams, HostMemory::Pinned);
@@ -613,9 +612,10 @@ private slots:
                             }
                         }
         const cv::Mat f32 = kltest::randomImage(16, 16, CV_32F, 1, 18);
-        const Conv2DSpec five = makeSpec(randomKernel(5, 5, false, 19), BorderMode::Reflect101, CV_32F);
-        QVERIFY(kl::gpu::whyNotApplicable("staged-rows", f32, five, engine_->device()).find("needs an 8- or 16-bit") == 0);
-        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'staged-rows' needs", run(f32, five, "staged-rows"));
+        const Conv2DSpec fiveByThree = makeSpec(randomKernel(5, 3, false, 19), BorderMode::Reflect101, CV_32F);
+        QCOMPARE(kl::gpu::whyNotApplicable("staged-rows", f32, fiveByThree, engine_->device()),
+                 std::string("needs a square 3x3, 5x5 or 7x7 kernel; this is a 3x5 kernel"));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'staged-rows' needs", run(f32, fiveByThree, "staged-rows"));
         const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 1, 20);
         KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'staged-rows' needs",
                          run(u8, makeSpec(randomKernel(9, 9, false, 21), BorderMode::Reflect101, CV_8U), "staged-rows"));

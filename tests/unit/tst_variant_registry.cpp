@@ -94,7 +94,7 @@ private slots:
         kl::Conv2DSpec box11 = spec(kl::Conv2DPreset::Box, 11);  // rank-1, not a compiled size
 
         for (const std::string& v : kl::gpu::variants("conv2d"))
-            QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(), v != "integer" && v != "dp4a" && v != "dp2a" && v != "staged-rows");
+            QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(), v != "integer" && v != "dp4a" && v != "dp2a");
         QCOMPARE(whyNotApplicable("tma", f32, gaussian5, hopper), std::string());
         const std::string oldGpu = whyNotApplicable("tma", f32, gaussian5, ampere);
         QVERIFY2(oldGpu.find("needs a 32-bit float") == 0 && oldGpu.find("compute capability 8.0") != std::string::npos,
@@ -145,10 +145,11 @@ private slots:
                 for (int k : {3, 5, 7, 9, 15}) {
                     std::string expected;
                     // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring, but for
-                    // 15x15 on several channels.
+                    // 15x15 on several channels; on f32 staged-rows up to 7x7.
                     if (depth == CV_8U) expected = "integer";
                     else if (depth == CV_16U) expected = k <= 9 || channels == 1 ? "separable" : "separable-tiles";
-                    else if (channels > 1) expected = k >= 9 ? "separable-tiles" : "separable";
+                    else if (k <= 7) expected = "staged-rows";
+                    else if (channels > 1) expected = "separable-tiles";
                     else expected = k == 15 ? "separable-tiles" : "tma";
                     const std::string label = kl::depthName(depth) + " x" + std::to_string(channels) + " box " +
                                               std::to_string(k);
@@ -160,19 +161,19 @@ private slots:
                          std::string("shared"));
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, 23), hopper),
                          std::string("separable"));
-                // Real taps of rank 5: staged-rows on u8/u16 up to 7x7.
+                // Real taps of rank 5: staged-rows up to 7x7; at 9x9 tma on one f32 channel, else shared.
                 kl::Conv2DSpec rankFive;
                 rankFive.kernel = kltest::randomImage(5, 5, CV_32F, 1, 11);
-                QCOMPARE(kl::gpu::resolvedVariant("auto", image, rankFive, hopper),
-                         std::string(depth != CV_32F ? "staged-rows" : channels == 1 ? "tma" : "shared"));
+                QCOMPARE(kl::gpu::resolvedVariant("auto", image, rankFive, hopper), std::string("staged-rows"));
+                kl::Conv2DSpec nineByNine;
+                nineByNine.kernel = kltest::randomImage(9, 9, CV_32F, 1, 12);
+                QCOMPARE(kl::gpu::resolvedVariant("auto", image, nineByNine, hopper),
+                         std::string(depth == CV_32F && channels == 1 ? "tma" : "shared"));
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Sharpen, 3), hopper),
-                         std::string(depth == CV_8U    ? "dp4a"
-                                     : depth == CV_16U ? "dp2a"
-                                     : channels == 1   ? "tma"
-                                                       : "shared"));
+                         std::string(depth == CV_8U ? "dp4a" : depth == CV_16U ? "dp2a" : "staged-rows"));
             }
         const cv::Mat f32 = kltest::randomImage(37, 23, CV_32F, 1, 7);
-        QCOMPARE(kl::gpu::resolvedVariant("auto", f32, spec(kl::Conv2DPreset::Box, 5), ampere), std::string("shared"));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", f32, spec(kl::Conv2DPreset::Box, 9), ampere), std::string("shared"));
         QCOMPARE(kl::gpu::resolvedVariant("naive", f32, spec(kl::Conv2DPreset::Box, 5), hopper), std::string("naive"));
         KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d variant 'separable-tiles' needs a rank-1 kernel",
                          kl::gpu::resolvedVariant("separable-tiles", f32, spec(kl::Conv2DPreset::Box, 11), hopper));

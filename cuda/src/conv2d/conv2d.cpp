@@ -10,9 +10,10 @@
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
 // shared wherever they apply). Else, for rank-1 kernels of compiled sizes, the separable ring (on
 // u8/u16 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
-// separable for other rank-1 sizes from 500 taps on. Otherwise staged-rows for u8/u16 up to 7x7, tma
-// where it applies up to 9x9, shared elsewhere. (docs/performance.md, "The auto rule",
-// "separable-tiles", "The staged ring" and "staged-rows", has the measurements.)
+// separable for other rank-1 sizes from 500 taps on; but staged-rows for every f32 kernel up to 7x7.
+// Otherwise staged-rows for u8/u16 up to 7x7, tma where it applies up to 9x9, shared elsewhere.
+// (docs/performance.md, "The auto rule", "separable-tiles", "The staged ring" and "staged-rows", has the
+// measurements.)
 //
 // Accuracy: sums are f32, each kernel row summed on its own (taps in order, from
 // 0) and the row sums then added in order, in every 2D variant alike, so naive,
@@ -90,22 +91,23 @@ const char* autoConv2d(const Conv2dProblem& p)
     if (conv2dVariants().whyNot("dp4a", p).empty()) return "dp4a";
     // Rank-1 u16 kernels go to the staged ring: as fast as dp2a on one channel, faster on several.
     if (conv2dVariants().whyNot("dp2a", p).empty() && !p.factors) return "dp2a";
+    // f32 kernels up to 7x7, rank 1 or not: staged-rows was faster than tma, the ring and shared on every
+    // such cell measured.
+    const bool f32 = p.input.depth() == CV_32F;
+    if (f32 && conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
     const int kRows = p.kRows, kCols = p.kCols;
     if (p.factors && kRows >= 3 && kCols >= 3) {
         // Where each measured faster (docs/performance.md, "The auto rule", "separable-tiles" and "The
         // staged ring"). On u8/u16 the ring from staged tiles beats separable-tiles up to 9x9, and at
-        // 15x15 on one channel; on several its 46-element windows cost more than the tiles. On f32 separable-tiles pays a fixed cost per step that the ring does not and
-        // saves work that grows with the kernel: it wins from 9x9 on several channels and at 15x15 on
-        // one (tma is faster below); the ring takes several channels below 9x9.
+        // 15x15 on one channel; on several its 46-element windows cost more than the tiles. On f32 (from
+        // 9x9 here) separable-tiles wins on several channels and at 15x15 on one; tma at 9x9 on one.
         const bool ring = isCompiledSize(kRows, kCols);
-        const bool f32 = p.input.depth() == CV_32F, oneChannel = p.input.channels() == 1;
+        const bool oneChannel = p.input.channels() == 1;
         if (ring && !f32 && (kRows <= 9 || oneChannel)) return "separable";
-        const int tilesFrom = oneChannel && f32 ? 15 : 9;
-        if (ring && kRows >= tilesFrom) return "separable-tiles";
-        if (ring ? !oneChannel : kRows * kCols >= 500) return "separable";
+        if (ring && kRows >= (oneChannel && f32 ? 15 : 9)) return "separable-tiles";
+        if (!ring && kRows * kCols >= 500) return "separable";
     }
-    // Other u8/u16 kernels up to 7x7: 1.2-1.8x shared's speed everywhere measured (the rank-5 5x5 u8 x1
-    // 0.124 against 0.169 ms).
+    // Other u8/u16 kernels up to 7x7: 1.2-1.8x shared's speed everywhere measured.
     if (conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
     // At 15x15 the plain tiles measured 3% faster than the TMA-fed ones.
     return kRows <= 9 && conv2dVariants().whyNot("tma", p).empty() ? "tma" : "shared";

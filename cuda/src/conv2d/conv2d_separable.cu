@@ -176,10 +176,8 @@ void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
 
 std::string whyNotStagedRows(const Conv2dProblem& p)
 {
-    if (p.input.depth() != CV_32F && p.kRows == p.kCols && p.kRows <= kStagedRowsMaxSize && isCompiledSize(p.kRows, p.kCols))
-        return {};
-    return "needs an 8- or 16-bit image and a square 3x3, 5x5 or 7x7 kernel; this is " + describeImage(p.input) +
-           ", a " + p.kernelSize() + " kernel";
+    if (p.kRows == p.kCols && p.kRows <= kStagedRowsMaxSize && isCompiledSize(p.kRows, p.kCols)) return {};
+    return "needs a square 3x3, 5x5 or 7x7 kernel; this is a " + p.kernelSize() + " kernel";
 }
 
 void prepareStagedRows(const Conv2dProblem& problem, Conv2dRun&, BufferCache&, cudaStream_t stream)
@@ -194,13 +192,11 @@ void computeStagedRows(const Conv2dRun& run, int chunk, cudaStream_t stream)
         using A = std::decay_t<decltype(a)>;
         using In = typename A::InType;
         constexpr int CN = decltype(cn)::value;
-        if constexpr (!std::is_same_v<In, float>)
-            withFixedSize(a.kRows, [&](auto k) {
-                constexpr int K = decltype(k)::value;
-                if constexpr (K <= kStagedRowsMaxSize)
-                    conv2dStagedRows<In, typename A::OutType, CN, K>
-                        <<<stagedGrid<In, CN, K>(a), kRingThreads, 0, stream>>>(a);
-            });
+        withFixedSize(a.kRows, [&](auto k) {
+            constexpr int K = decltype(k)::value;
+            if constexpr (K <= kStagedRowsMaxSize)
+                conv2dStagedRows<In, typename A::OutType, CN, K><<<stagedGrid<In, CN, K>(a), kRingThreads, 0, stream>>>(a);
+        });
     });
     KL_CHECK_LAUNCH();
 }

@@ -324,7 +324,7 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, uint
     const int flatCols = a.cols * CN, x0 = blockIdx.x * S::elements, flat = x0 + threadIdx.x * N;
     const bool interiorColumns = x0 >= S::margin && x0 + S::elements + S::margin <= flatCols;
     const float maxValue = float(sizeof(T) == 1 ? 255 : 65535);
-    const bool stagedBorder = a.border != BorderMode::Constant ||
+    const bool stagedBorder = std::is_same_v<T, float> || a.border != BorderMode::Constant ||
                               (a.borderValue >= 0 && a.borderValue <= maxValue && a.borderValue == truncf(a.borderValue));
     const int firstCopyRow = threadIdx.x / S::copiesPerRow, firstCopyChunk = threadIdx.x % S::copiesPerRow;
     for (int y0 = blockIdx.y * S::rows; y0 < a.rows; y0 += gridDim.y * S::rows) {
