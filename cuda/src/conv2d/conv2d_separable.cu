@@ -7,8 +7,8 @@
 //              vertical pass; no intermediate leaves the chip. f32 images read the rows straight
 //              from global memory; u8/u16 images from a tile of input rows each block stages in
 //              shared memory by cp.async (conv2dStagedRing: the same sums, with no thread waiting
-//              on its own loads). Other sizes: a row pass into an f32
-//              intermediate in global memory, then a column pass.
+//              on its own loads). Other sizes: a row pass into an f32 intermediate in global
+//              memory, then a column pass.
 //   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative
 //              integer taps times one factor whose sums fit 16 bits (IntegerTaps: OpenCV's default
 //              3x3 and 5x5 Gaussians, taps k/256; boxes, ones times 1/K^2): the separable passes in
@@ -17,11 +17,11 @@
 //              equal the reference's). Each block stages its tile of input rows in shared memory by
 //              cp.async (conv2dIntegerTiles).
 // And one variant for any kernel that shares their staged tiles:
-//   staged-rows  u8/u16 images, square 3x3, 5x5 and 7x7 kernels of any taps (conv2dStagedRows): the
-//              tile staged as integer's, then each thread widens each input row once and adds its
-//              kernel row sums to the K output rows it feeds, in shared's order (shared's bits). Fewer
-//              instructions an output than shared, which widens and stages every element as f32
-//              and reloads each row for every output row.
+//   staged-rows  any image, square 3x3, 5x5 and 7x7 kernels of any taps (conv2dStagedRows): the tile
+//              staged as integer's (f32 tiles 16 rows tall), then each thread widens each input row
+//              once and adds its kernel row sums to the K output rows it feeds, in shared's order
+//              (shared's bits). Fewer instructions an output than shared, which widens and stages
+//              every element as f32 and reloads each row for every output row.
 #include "conv2d_separable.cuh"
 
 #include "kernellab/image.hpp"
@@ -231,8 +231,8 @@ Conv2dVariant integerConv2d()
 Conv2dVariant stagedRowsConv2d()
 {
     return {"staged-rows",
-            "u8/u16 images, any 3x3, 5x5 or 7x7 taps: tiles staged in shared memory; each input row widened once and "
-            "added to every output row it feeds",
+            "any image, any 3x3, 5x5 or 7x7 taps: tiles staged in shared memory; each input row widened once and added "
+            "to every output row it feeds",
             whyNotStagedRows,
             {prepareStagedRows, computeStagedRows, true}};
 }

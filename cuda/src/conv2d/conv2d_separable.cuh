@@ -423,8 +423,9 @@ __device__ float kernelRowSum(const float* v, int i, int n)
     return sum;
 }
 
-/// staged-rows' output rows y0 .. y1 - 1 for a thread whose tile cannot be staged, element by element
-/// through borderIndex, summed as conv2dStagedRows sums. Not inlined: it runs on few tiles.
+/// staged-rows' output rows y0 .. y1 - 1 for a thread whose tile cannot be staged (u8/u16 only),
+/// element by element through borderIndex, summed as conv2dStagedRows sums. Not inlined: it runs on
+/// few tiles.
 template <typename In, typename Out, int CN, int K, int N>
 __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat, int y0, int y1)
 {
@@ -443,7 +444,7 @@ __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat,
         }
 }
 
-/// staged-rows (u8/u16, any K x K taps up to kStagedRowsMaxSize): the staged tiles (walkStagedTiles);
+/// staged-rows (any image, any K x K taps up to kStagedRowsMaxSize): the staged tiles (walkStagedTiles);
 /// each thread widens each slice row's window once and adds kernel row i's sums over it to output row
 /// k - i, holding K rows of N sums in registers and storing an output row once its last kernel row is
 /// in. Each kernel row is summed on its own and the row sums added in order, as `shared` sums (its
