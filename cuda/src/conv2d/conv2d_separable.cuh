@@ -307,20 +307,21 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
     }
 }
 
-/// The staged ring kernels' walk over their tiles: a block's tile is StagedTile's elements by
-/// S::rows output rows. The block copies the tile's input rows, with the halo, into
-/// `tile`: inside the row by cp.async, 16 bytes per copy and all in flight at once; past the row ends
-/// and in constant border rows element by element (stageTileEdges). Then walk(y0, y1, window)
-/// walks the thread's N elements down the tile, window(k) giving slice row k's RowWindow from
+/// The staged kernels' walk over their tiles: a block's tile is StagedTile's elements by S::rows
+/// output rows. The block copies the tile's input rows, with the halo, into shared memory: inside the
+/// row by cp.async, 16 bytes per copy and all in flight at once; past the row ends and in constant
+/// border rows element by element (stageTileEdges). Then walk(flat, y0, y1, window) walks the N
+/// elements from `flat` of the thread down the tile, window(k) giving slice row k's RowWindow from
 /// shared memory. A constant border value that T does not hold cannot be staged: the tiles that
 /// reach it run edge(flat, y0, y1) instead, element by element. (Staging the tile, rather than the
 /// ring walk's loads from global memory, keeps enough bytes in flight.)
 template <int CN, int K, typename T, typename Out, typename Walk, typename Edge>
-__device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, uint32_t* tile, Walk&& walk, Edge&& edge)
+__device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, Walk&& walk, Edge&& edge)
 {
     using S = StagedTile<T, CN, K>;
     using Window = typename S::Window;
     constexpr int N = S::N;
+    __shared__ __align__(16) uint32_t tile[S::sharedWords];
     const int flatCols = a.cols * CN, x0 = blockIdx.x * S::elements, flat = x0 + threadIdx.x * N;
     const bool interiorColumns = x0 >= S::margin && x0 + S::elements + S::margin <= flatCols;
     const float maxValue = float(sizeof(T) == 1 ? 255 : 65535);
@@ -366,7 +367,7 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, uint
             for (int q = 0; q < Window::quads; ++q) w.quad[q] = span[q];
             return w;
         };
-        walk(y0, y1, window);
+        walk(flat, y0, y1, window);
     }
 }
 
@@ -376,18 +377,15 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, uint
 template <int CN, int K, bool Scaled>
 __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, float scale)
 {
-    using S = StagedTile<uint8_t, CN, K>;
-    constexpr int N = S::N;
-    __shared__ __align__(16) uint32_t tile[S::sharedWords];
-    const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
+    constexpr int N = StagedTile<uint8_t, CN, K>::N;
     walkStagedTiles<CN, K>(
-        a, tile,
-        [&](int y0, int y1, const auto& window) {
+        a,
+        [&](int flat, int y0, int y1, const auto& window) {
             uint32_t ring[K][N / 2];
             walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums(window(k), out); },
-                     [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, flatCols - flat, ring, first, scale); });
+                     [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, a.cols * CN - flat, ring, first, scale); });
         },
-        [&](int edgeFlat, int y0, int y1) { ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, edgeFlat, y0, y1); });
+        [&](int flat, int y0, int y1) { ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, flat, y0, y1); });
 }
 
 /// separable's ring for u8/u16 images: the staged tiles (walkStagedTiles) with conv2dSeparableRing's
@@ -395,18 +393,15 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
 template <typename In, typename Out, int CN, int K>
 __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In, Out> a)
 {
-    using S = StagedTile<In, CN, K>;
-    constexpr int N = S::N;
-    __shared__ __align__(16) uint32_t tile[S::sharedWords];
-    const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
+    constexpr int N = StagedTile<In, CN, K>::N;
     walkStagedTiles<CN, K>(
-        a, tile,
-        [&](int y0, int y1, const auto& window) {
+        a,
+        [&](int flat, int y0, int y1, const auto& window) {
             float ring[K][N];
             walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
-                     [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
+                     [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, a.cols * CN, ring, first); });
         },
-        [&](int edgeFlat, int y0, int y1) { ringEdgeStrip<In, Out, CN, K, N>(a, edgeFlat, y0, y1); });
+        [&](int flat, int y0, int y1) { ringEdgeStrip<In, Out, CN, K, N>(a, flat, y0, y1); });
 }
 
 // ---- staged-rows ------------------------------------------------------------------------------------
@@ -452,16 +447,13 @@ __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat,
 template <typename In, typename Out, int CN, int K>
 __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In, Out> a)
 {
-    using S = StagedTile<In, CN, K>;
-    using W = typename S::Window;
-    constexpr int N = S::N;
-    __shared__ __align__(16) uint32_t tile[S::sharedWords];
-    const int flatCols = a.cols * CN, flat = blockIdx.x * S::elements + threadIdx.x * N;
+    using W = typename StagedTile<In, CN, K>::Window;
+    constexpr int N = StagedTile<In, CN, K>::N;
     walkStagedTiles<CN, K>(
-        a, tile,
-        [&](int y0, int y1, const auto& window) {
+        a,
+        [&](int flat, int y0, int y1, const auto& window) {
             float sums[K][N];
-            const int last = y1 + K - 2;
+            const int flatCols = a.cols * CN, last = y1 + K - 2;
             for (int base = y0; base <= last; base += K) {
                 // Unrolled by K so that every slot of `sums` is a constant: slice row base + s feeds
                 // output row base + s - i from kernel row i, kept in slot (s - i) mod K.
@@ -498,7 +490,7 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In
                 }
             }
         },
-        [&](int edgeFlat, int y0, int y1) { stagedRowsEdgeStrip<In, Out, CN, K, N>(a, edgeFlat, y0, y1); });
+        [&](int flat, int y0, int y1) { stagedRowsEdgeStrip<In, Out, CN, K, N>(a, flat, y0, y1); });
 }
 
 // ---- separable-tiles ---------------------------------------------------------------------------------
