@@ -7,8 +7,9 @@
 //              vertical pass; no intermediate leaves the chip. f32 images read the rows straight
 //              from global memory; u8/u16 images from a tile of input rows each block stages in
 //              shared memory by cp.async (conv2dStagedRing: the same sums, with no thread waiting
-//              on its own loads). Other sizes: a row pass into an f32 intermediate in global
-//              memory, then a column pass.
+//              on its own loads; 8 elements a thread on u8 up to 7x7, so that each thread widens
+//              fewer input elements per output). Other sizes: a row pass into an f32 intermediate
+//              in global memory, then a column pass.
 //   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative
 //              integer taps times one factor whose sums fit 16 bits (IntegerTaps: OpenCV's default
 //              3x3 and 5x5 Gaussians, taps k/256; boxes, ones times 1/K^2): the separable passes in
@@ -31,11 +32,10 @@
 namespace kl::gpu {
 namespace {
 
-/// The grid of the staged-tile kernels: a block per StagedTile's elements by its rows.
-template <typename T, int CN, int K, typename Out> dim3 stagedGrid(const StripArgs<T, Out>& a)
+/// The grid of the staged-tile kernels: a block per tile S's elements by its rows.
+template <typename S, typename T, typename Out> dim3 stagedGrid(const StripArgs<T, Out>& a)
 {
-    using S = StagedTile<T, CN, K>;
-    return gridFor(a.cols * CN, a.rows, S::elements, S::rows);
+    return gridFor(a.cols * S::CN, a.rows, S::elements, S::rows);
 }
 
 std::string whyNotSeparable(const Conv2dProblem& p)
@@ -79,7 +79,8 @@ void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
         const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
                               constexpr int K = decltype(k)::value;
                               if constexpr (!std::is_same_v<In, float>)
-                                  conv2dStagedRing<In, Out, CN, K><<<stagedGrid<In, CN, K>(a), kRingThreads, 0, stream>>>(a);
+                                  conv2dStagedRing<In, Out, CN, K>
+                                      <<<stagedGrid<StagedRingTile<In, CN, K>>(a), kRingThreads, 0, stream>>>(a);
                               else
                                   conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
                                       <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
@@ -166,7 +167,7 @@ void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
         constexpr int CN = decltype(cn)::value;
         withFixedSize(a.kRows, [&](auto k) {
             constexpr int K = decltype(k)::value;
-            const dim3 grid = stagedGrid<uint8_t, CN, K>(a);
+            const dim3 grid = stagedGrid<IntegerTile<CN, K>>(a);
             if (!run.dyadicTaps) conv2dIntegerTiles<CN, K, true><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
             else conv2dIntegerTiles<CN, K, false><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
         });
@@ -195,7 +196,8 @@ void computeStagedRows(const Conv2dRun& run, int chunk, cudaStream_t stream)
         withFixedSize(a.kRows, [&](auto k) {
             constexpr int K = decltype(k)::value;
             if constexpr (K <= kStagedRowsMaxSize)
-                conv2dStagedRows<In, typename A::OutType, CN, K><<<stagedGrid<In, CN, K>(a), kRingThreads, 0, stream>>>(a);
+                conv2dStagedRows<In, typename A::OutType, CN, K>
+                    <<<stagedGrid<StagedRowsTile<In, CN, K>>(a), kRingThreads, 0, stream>>>(a);
         });
     });
     KL_CHECK_LAUNCH();

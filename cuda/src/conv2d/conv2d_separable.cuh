@@ -18,7 +18,7 @@ __constant__ uint32_t cColumnTapsInteger[kMaxConv2DKernelSize];  // integer: kRo
 /// The input window of the row pass for N interleaved elements from `flat` of an image row whose
 /// window lies inside the row: quads from flat - head (the halo rounded up to 4), as loaded.
 template <typename In, int CN, int K, int N> struct RowWindow {
-    static constexpr int halo = K / 2 * CN, head = roundUp4(halo), quads = (2 * head + N) / 4;
+    static constexpr int channels = CN, halo = K / 2 * CN, head = roundUp4(halo), quads = (2 * head + N) / 4;
     typename Quad<In>::type quad[quads];
 };
 
@@ -44,23 +44,36 @@ __device__ bool ringInterior(int flat, int flatCols)
     return flat >= margin && flat + N + margin <= flatCols;
 }
 
+/// A loaded window as f32, element e at v[e].
+template <typename In, int CN, int K, int N, int Quads = RowWindow<In, CN, K, N>::quads>
+__device__ __forceinline__ void widenWindow(const RowWindow<In, CN, K, N>& w, float (&v)[4 * Quads])
+{
+#pragma unroll
+    for (int q = 0; q < Quads; ++q) {
+        const float4 f = widen(w.quad[q]);
+        v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+    }
+}
+
+/// Element n's sum over a widened window v of W's shape with the K taps from `taps` (constant
+/// memory), in order from the first.
+template <typename W, int K>
+__device__ __forceinline__ float tapSum(const float* taps, const float* v, int n)
+{
+    float sum = 0;
+#pragma unroll
+    for (int j = 0; j < K; ++j) sum = fmaf(taps[j], v[W::head - W::halo + n + j * W::channels], sum);
+    return sum;
+}
+
 /// The row pass over a loaded window, summed as conv2dRowPass sums it.
 template <typename In, int CN, int K, int N> __device__ void rowSums(const RowWindow<In, CN, K, N>& w, float (&out)[N])
 {
     using W = RowWindow<In, CN, K, N>;
     float v[4 * W::quads];
+    widenWindow(w, v);
 #pragma unroll
-    for (int q = 0; q < W::quads; ++q) {
-        const float4 f = widen(w.quad[q]);
-        v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
-    }
-#pragma unroll
-    for (int n = 0; n < N; ++n) {
-        float sum = 0;
-#pragma unroll
-        for (int j = 0; j < K; ++j) sum = fmaf(cRowTaps[j], v[W::head - W::halo + n + j * CN], sum);
-        out[n] = sum;
-    }
+    for (int n = 0; n < N; ++n) out[n] = tapSum<W, K>(cRowTaps, v, n);
 }
 
 /// Window bytes s and s + 1 as two 16-bit lanes, s's in the low one (s is a constant once unrolled).
@@ -272,8 +285,8 @@ constexpr int kStagedTileRows = 32;
 /// * N interleaved elements of T by `rows` output rows, staged with a halo of `margin` elements
 /// (16-byte aligned) on each side, `span` elements a row. `rows` is kStagedTileRows, or fewer (by 8s)
 /// where that tile would pass the 48 KB of static shared memory (u16 15x15 on 3 or 4 channels: 24).
-template <typename T, int CN, int K> struct StagedTile {
-    static constexpr int N = kRingElements, elements = kRingThreads * N;
+template <typename T, int CN_, int K_, int N_> struct StagedTile {
+    static constexpr int CN = CN_, K = K_, N = N_, elements = kRingThreads * N;
     using Window = RowWindow<T, CN, K, N>;
     static constexpr int chunk = 16 / int(sizeof(T));  ///< elements per 16-byte copy
     static constexpr int margin = (Window::head + chunk - 1) / chunk * chunk, span = elements + 2 * margin;
@@ -285,16 +298,30 @@ template <typename T, int CN, int K> struct StagedTile {
     static constexpr int rows = fittingRows(kStagedTileRows), sharedWords = (rows + K - 1) * words;
 };
 
+/// Elements a thread of the staged kernels that sum in f32. Each thread widens its window, N + 2 *
+/// halo elements, once a slice row, so on u8 8 elements a thread widen fewer of them per output than
+/// 4, up to the kernel size `widest` where K rows of 8 sums still fit the registers.
+template <typename T, int K, int widest> constexpr int floatStagedElements()
+{
+    return sizeof(T) == 1 && K <= widest ? 2 * kRingElements : kRingElements;
+}
+
+/// The tiles of conv2dIntegerTiles, conv2dStagedRing (8 elements a thread on u8 up to 7x7) and
+/// conv2dStagedRows (up to 5x5: at 7x7 its 8-element threads are the slower; docs/performance.md).
+template <int CN, int K> using IntegerTile = StagedTile<uint8_t, CN, K, kRingElements>;
+template <typename T, int CN, int K> using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 7>()>;
+template <typename T, int CN, int K> using StagedRowsTile = StagedTile<T, CN, K, floatStagedElements<T, K, 5>()>;
+
 /// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
 /// elements each, to `target` (row r at target + r * span). Constant border rows are filled with
 /// the border value; in the other rows the elements before chunk cLo and from chunk cHi on come
 /// through borderIndex. The elements are spread over the whole block so that their loads overlap
 /// (one thread per 16 bytes, each waiting on its loads in turn, made a row-end tile several times
 /// as slow as an inner one). Not inlined: it runs on the edge tiles only.
-template <int CN, int K, typename T, typename Out>
+template <typename S, typename T, typename Out>
 __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int y0, int rows, int first, int cLo, int cHi)
 {
-    using S = StagedTile<T, CN, K>;
+    constexpr int CN = S::CN;
     if (a.border == BorderMode::Constant) {
         const T value = T(a.borderValue);  // representable: see walkStagedTiles
         for (int i = threadIdx.x; i < rows * S::span; i += kRingThreads)
@@ -315,12 +342,11 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
 /// shared memory. A constant border value that T does not hold cannot be staged: the tiles that
 /// reach it run edge(flat, y0, y1) instead, element by element. (Staging the tile, rather than the
 /// ring walk's loads from global memory, keeps enough bytes in flight.)
-template <int CN, int K, typename T, typename Out, typename Walk, typename Edge>
+template <typename S, typename T, typename Out, typename Walk, typename Edge>
 __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, Walk&& walk, Edge&& edge)
 {
-    using S = StagedTile<T, CN, K>;
     using Window = typename S::Window;
-    constexpr int N = S::N;
+    constexpr int CN = S::CN, K = S::K, N = S::N;
     __shared__ __align__(16) uint32_t tile[S::sharedWords];
     const int flatCols = a.cols * CN, x0 = blockIdx.x * S::elements, flat = x0 + threadIdx.x * N;
     const bool interiorColumns = x0 >= S::margin && x0 + S::elements + S::margin <= flatCols;
@@ -353,7 +379,7 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, Walk
             if (c >= S::copiesPerRow) r += 1, c -= S::copiesPerRow, source += a.inPitch - S::span;
         }
         if (!(interiorColumns && imageRows))
-            stageTileEdges<CN, K>(a, reinterpret_cast<T*>(tile), y0, rows, x0 - S::margin, cLo, cHi);
+            stageTileEdges<S>(a, reinterpret_cast<T*>(tile), y0, rows, x0 - S::margin, cLo, cHi);
         __pipeline_commit();
         __pipeline_wait_prior(0);
         __syncthreads();
@@ -362,7 +388,7 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, Walk
         const auto window = [&](int k) {
             Window w;
             const QuadType* span =
-                reinterpret_cast<const QuadType*>(tile + (k - y0) * S::words) + (S::margin - Window::head) / 4 + threadIdx.x;
+                reinterpret_cast<const QuadType*>(tile + (k - y0) * S::words) + (S::margin - Window::head + N * threadIdx.x) / 4;
 #pragma unroll
             for (int q = 0; q < Window::quads; ++q) w.quad[q] = span[q];
             return w;
@@ -377,8 +403,9 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, Walk
 template <int CN, int K, bool Scaled>
 __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, float scale)
 {
-    constexpr int N = StagedTile<uint8_t, CN, K>::N;
-    walkStagedTiles<CN, K>(
+    using S = IntegerTile<CN, K>;
+    constexpr int N = S::N;
+    walkStagedTiles<S>(
         a,
         [&](int flat, int y0, int y1, const auto& window) {
             uint32_t ring[K][N / 2];
@@ -393,8 +420,9 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
 template <typename In, typename Out, int CN, int K>
 __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In, Out> a)
 {
-    constexpr int N = StagedTile<In, CN, K>::N;
-    walkStagedTiles<CN, K>(
+    using S = StagedRingTile<In, CN, K>;
+    constexpr int N = S::N;
+    walkStagedTiles<S>(
         a,
         [&](int flat, int y0, int y1, const auto& window) {
             float ring[K][N];
@@ -407,16 +435,6 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In
 // ---- staged-rows ------------------------------------------------------------------------------------
 
 __constant__ float cDirectTaps[kStagedRowsMaxSize * kStagedRowsMaxSize];  // staged-rows: kRows x kCols, row-major
-
-/// Element n's sum of kernel row i over a row window widened to f32 (v), taps in order from 0.
-template <int CN, int K, int Head>
-__device__ float kernelRowSum(const float* v, int i, int n)
-{
-    float sum = 0;
-#pragma unroll
-    for (int j = 0; j < K; ++j) sum = fmaf(cDirectTaps[i * K + j], v[Head - K / 2 * CN + n + j * CN], sum);
-    return sum;
-}
 
 /// staged-rows' output rows y0 .. y1 - 1 for a thread whose tile cannot be staged (u8/u16 only),
 /// element by element through borderIndex, summed as conv2dStagedRows sums. Not inlined: it runs on
@@ -447,9 +465,10 @@ __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat,
 template <typename In, typename Out, int CN, int K>
 __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In, Out> a)
 {
-    using W = typename StagedTile<In, CN, K>::Window;
-    constexpr int N = StagedTile<In, CN, K>::N;
-    walkStagedTiles<CN, K>(
+    using S = StagedRowsTile<In, CN, K>;
+    using W = typename S::Window;
+    constexpr int N = S::N;
+    walkStagedTiles<S>(
         a,
         [&](int flat, int y0, int y1, const auto& window) {
             float sums[K][N];
@@ -462,25 +481,23 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In
                     const int k = base + s;
                     if (k > last) break;
                     float v[4 * W::quads];
-                    const W w = window(k);
-#pragma unroll
-                    for (int q = 0; q < W::quads; ++q) {
-                        const float4 f = widen(w.quad[q]);
-                        v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
-                    }
+                    widenWindow(window(k), v);
 #pragma unroll
                     for (int i = 0; i < K; ++i) {
                         const int y = k - i, slot = ((s - i) % K + K) % K;
                         if (y < y0 || y >= y1) continue;
 #pragma unroll
                         for (int n = 0; n < N; ++n) {
-                            const float rowSum = kernelRowSum<CN, K, W::head>(v, i, n);
+                            const float rowSum = tapSum<W, K>(cDirectTaps + i * K, v, n);
                             sums[slot][n] = i == 0 ? rowSum : sums[slot][n] + rowSum;
                         }
                         if (i != K - 1) continue;
                         Out* out = a.outRow(y) + flat;
                         if (flat + N <= flatCols) {
-                            store4(out, make_float4(sums[slot][0], sums[slot][1], sums[slot][2], sums[slot][3]));
+#pragma unroll
+                            for (int g = 0; g < N / 4; ++g)
+                                store4(out + 4 * g, make_float4(sums[slot][4 * g], sums[slot][4 * g + 1],
+                                                                sums[slot][4 * g + 2], sums[slot][4 * g + 3]));
                         } else {
 #pragma unroll
                             for (int n = 0; n < N; ++n)
