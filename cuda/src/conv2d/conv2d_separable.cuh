@@ -119,15 +119,10 @@ __device__ __noinline__ RowValues<N> rowPassBorder(StripArgs<In, Out> a, int k, 
     return out;
 }
 
-/// The sums of output row y of the ring (slots in slice row order) to its N elements from `flat`.
-template <int K, int N, typename Out>
-__device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&ring)[K][N], int first)
+/// A thread's N output sums to its elements from `flat` of the row at `out`: quads where all N lie
+/// inside the row, else element by element up to the row end.
+template <int N, typename Out> __device__ void storeSums(Out* out, int flat, int flatCols, const float (&sum)[N])
 {
-    float sum[N] = {};
-#pragma unroll
-    for (int i = 0; i < K; ++i)
-#pragma unroll
-        for (int n = 0; n < N; ++n) sum[n] = fmaf(cColumnTaps[i], ring[(first + i) % K][n], sum[n]);
     if (flat + N <= flatCols) {
 #pragma unroll
         for (int g = 0; g < N / 4; ++g)
@@ -137,6 +132,18 @@ __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&rin
         for (int n = 0; n < N; ++n)
             if (flat + n < flatCols) out[n] = saturateRound<Out>(sum[n]);
     }
+}
+
+/// The sums of output row y of the ring (slots in slice row order) to its N elements from `flat`.
+template <int K, int N, typename Out>
+__device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&ring)[K][N], int first)
+{
+    float sum[N] = {};
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+#pragma unroll
+        for (int n = 0; n < N; ++n) sum[n] = fmaf(cColumnTaps[i], ring[(first + i) % K][n], sum[n]);
+    storeSums(out, flat, flatCols, sum);
 }
 
 /// The integer ring's output row to the `remaining` elements of the row from `out`, in whole words:
@@ -491,18 +498,7 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In
                             const float rowSum = tapSum<W, K>(cDirectTaps + i * K, v, n);
                             sums[slot][n] = i == 0 ? rowSum : sums[slot][n] + rowSum;
                         }
-                        if (i != K - 1) continue;
-                        Out* out = a.outRow(y) + flat;
-                        if (flat + N <= flatCols) {
-#pragma unroll
-                            for (int g = 0; g < N / 4; ++g)
-                                store4(out + 4 * g, make_float4(sums[slot][4 * g], sums[slot][4 * g + 1],
-                                                                sums[slot][4 * g + 2], sums[slot][4 * g + 3]));
-                        } else {
-#pragma unroll
-                            for (int n = 0; n < N; ++n)
-                                if (flat + n < flatCols) out[n] = saturateRound<Out>(sums[slot][n]);
-                        }
+                        if (i == K - 1) storeSums(a.outRow(y) + flat, flat, flatCols, sums[slot]);
                     }
                 }
             }
