@@ -20,9 +20,9 @@
 // And one variant for any kernel that shares their staged tiles:
 //   staged-rows  any image, square 3x3, 5x5 and 7x7 kernels of any taps (conv2dStagedRows): the tile
 //              staged as integer's (f32 tiles 16 rows tall), then each thread widens each input row
-//              once and adds its kernel row sums to the K output rows it feeds, in shared's order
-//              (shared's bits). Fewer instructions an output than shared, which widens and stages
-//              every element as f32 and reloads each row for every output row.
+//              once and adds its kernel row's products to the K output rows it feeds, each output
+//              one fma chain. Fewer instructions an output than shared, which widens and stages
+//              every element as f32, reloads each row for every output row and adds row sums.
 #include "conv2d_separable.cuh"
 
 #include "kernellab/image.hpp"

@@ -55,12 +55,11 @@ __device__ __forceinline__ void widenWindow(const RowWindow<In, CN, K, N>& w, fl
     }
 }
 
-/// Element n's sum over a widened window v of W's shape with the K taps from `taps` (constant
-/// memory), in order from the first.
+/// `sum` plus element n's products over a widened window v of W's shape with the K taps from
+/// `taps` (constant memory), added in order from the first, one fma each.
 template <typename W, int K>
-__device__ __forceinline__ float tapSum(const float* taps, const float* v, int n)
+__device__ __forceinline__ float tapSum(const float* taps, const float* v, int n, float sum = 0)
 {
-    float sum = 0;
 #pragma unroll
     for (int j = 0; j < K; ++j) sum = fmaf(taps[j], v[W::head - W::halo + n + j * W::channels], sum);
     return sum;
@@ -444,8 +443,8 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In
 __constant__ float cDirectTaps[kStagedRowsMaxSize * kStagedRowsMaxSize];  // staged-rows: kRows x kCols, row-major
 
 /// staged-rows' output rows y0 .. y1 - 1 for a thread whose tile cannot be staged (u8/u16 only),
-/// element by element through borderIndex, summed as conv2dStagedRows sums. Not inlined: it runs on
-/// few tiles.
+/// element by element through borderIndex, in conv2dStagedRows' order. Not inlined: it runs on few
+/// tiles.
 template <typename In, typename Out, int CN, int K, int N>
 __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat, int y0, int y1)
 {
@@ -455,20 +454,18 @@ __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat,
             float sum = 0;
             for (int i = 0; i < K; ++i) {
                 const bool borderRow = a.borderRow(y + i);
-                float rowSum = 0;
                 for (int j = 0; j < K; ++j)
-                    rowSum = fmaf(cDirectTaps[i * K + j], fetch<CN>(a, y + i, borderRow, flat + n + (j - K / 2) * CN), rowSum);
-                sum += rowSum;
+                    sum = fmaf(cDirectTaps[i * K + j], fetch<CN>(a, y + i, borderRow, flat + n + (j - K / 2) * CN), sum);
             }
             a.outRow(y)[flat + n] = saturateRound<Out>(sum);
         }
 }
 
 /// staged-rows (any image, any K x K taps up to kStagedRowsMaxSize): the staged tiles (walkStagedTiles);
-/// each thread widens each slice row's window once and adds kernel row i's sums over it to output row
-/// k - i, holding K rows of N sums in registers and storing an output row once its last kernel row is
-/// in. Each kernel row is summed on its own and the row sums added in order, as `shared` sums (its
-/// first row sum is never -0, so starting from it equals adding it to 0): the same bits as `shared`.
+/// each thread widens each slice row's window once and adds kernel row i's products over it to the
+/// sums of output row k - i, holding K rows of N sums in registers and storing an output row once its
+/// last kernel row is in. An output's K x K products are one fma chain in row-major order: no
+/// separate row sums to add (a different order from shared's, equal under the acceptance rule).
 template <typename In, typename Out, int CN, int K>
 __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In, Out> a)
 {
@@ -478,28 +475,33 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In
     walkStagedTiles<S>(
         a,
         [&](int flat, int y0, int y1, const auto& window) {
+            // Output row y's sums are sums[(y - y0) % K]; the loops are unrolled by K so that every
+            // slot is a constant.
             float sums[K][N];
-            const int flatCols = a.cols * CN, last = y1 + K - 2;
-            for (int base = y0; base <= last; base += K) {
-                // Unrolled by K so that every slot of `sums` is a constant: slice row base + s feeds
-                // output row base + s - i from kernel row i, kept in slot (s - i) mod K.
+            float v[4 * W::quads];
+            const auto addKernelRow = [&](int i, float(&sum)[N]) {
+#pragma unroll
+                for (int n = 0; n < N; ++n) sum[n] = tapSum<W, K>(cDirectTaps + i * K, v, n, i == 0 ? 0.0f : sum[n]);
+            };
+            // Slice rows y0 .. y0 + K - 2 start output rows y0 .. y0 + K - 2 (kernel rows 0 .. s).
+#pragma unroll
+            for (int s = 0; s < K - 1; ++s) {
+                widenWindow(window(y0 + s), v);
+#pragma unroll
+                for (int i = 0; i <= s; ++i) addKernelRow(i, sums[s - i]);
+            }
+            // Slice row y + s + K - 1 completes output row y + s and adds to the later rows it feeds.
+            const int flatCols = a.cols * CN;
+            for (int y = y0; y < y1; y += K) {
+                const int remaining = y1 - y;
 #pragma unroll
                 for (int s = 0; s < K; ++s) {
-                    const int k = base + s;
-                    if (k > last) break;
-                    float v[4 * W::quads];
-                    widenWindow(window(k), v);
+                    if (s >= remaining) break;
+                    widenWindow(window(y + s + K - 1), v);
 #pragma unroll
-                    for (int i = 0; i < K; ++i) {
-                        const int y = k - i, slot = ((s - i) % K + K) % K;
-                        if (y < y0 || y >= y1) continue;
-#pragma unroll
-                        for (int n = 0; n < N; ++n) {
-                            const float rowSum = tapSum<W, K>(cDirectTaps + i * K, v, n);
-                            sums[slot][n] = i == 0 ? rowSum : sums[slot][n] + rowSum;
-                        }
-                        if (i == K - 1) storeSums(a.outRow(y) + flat, flat, flatCols, sums[slot]);
-                    }
+                    for (int i = 0; i < K; ++i)
+                        if (s + K - 1 - i < remaining) addKernelRow(i, sums[(s + K - 1 - i) % K]);
+                    storeSums(a.outRow(y + s) + flat, flat, flatCols, sums[s]);
                 }
             }
         },
