@@ -622,6 +622,32 @@ private slots:
                          run(u8, makeSpec(randomKernel(9, 9, false, 21), BorderMode::Reflect101, CV_8U), "staged-rows"));
     }
 
+    // The staged kernels (staged-rows, separable's staged ring, integer) take lower tiles on grids
+    // of few waves (stagedTileRows), so the small images above run 8-row tiles; these of 86M elements
+    // take 32-row tiles on the 132 SMs of an H100 or H200. Each variant against shared under
+    // the acceptance rule (the reference's sums only where the two differ), one stream, one chunk.
+    void stagedTilesOnLargeImages()
+    {
+        uint64_t seed = 40000;
+        kl::Conv2DPresetParams box;
+        box.width = box.height = 5;
+        for (const auto& [rows, cols, channels] : {std::tuple{8447, 10240, 1}, std::tuple{7043, 4093, 3}}) {
+            const cv::Mat input = kltest::randomImage(rows, cols, CV_8U, channels, ++seed);
+            const std::pair<std::string, cv::Mat> kernels[] = {{"staged-rows", randomKernel(5, 5, false, ++seed)},
+                                                               {"separable", randomSeparableKernel(5, 5, ++seed)},
+                                                               {"integer", kl::makeConv2DKernel(kl::Conv2DPreset::Box, box)}};
+            for (const auto& [variant, kernel] : kernels) {
+                const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101, CV_8U);
+                kl::gpu::RunOptions options;
+                options.variant = variant;
+                const cv::Mat staged = run(input, spec, options);
+                options.variant = "shared";
+                const kl::Verdict verdict = kltest::checkConv2D(staged, run(input, spec, options), input, spec);
+                QVERIFY2(verdict.passed(), kltest::msg(describe(input, spec, variant) + ": " + verdict.failure));
+            }
+        }
+    }
+
     void integerRejectsOtherImagesAndKernels()
     {
         const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 3, 12);

@@ -27,15 +27,47 @@
 
 #include "kernellab/image.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kl::gpu {
 namespace {
 
-/// The grid of the staged-tile kernels: a block per tile S's elements by its rows.
-template <typename S, typename T, typename Out> dim3 stagedGrid(const StripArgs<T, Out>& a)
+/// The fewest waves of resident blocks a staged grid should have (stagedTileRows).
+constexpr int kStagedMinWaves = 4;
+
+/// Blocks of `kernel` (kRingThreads each) that one SM holds at once; asked once per kernel in the
+/// process, so that launches stay free of driver queries.
+template <auto kernel> int residentBlocksPerSm()
 {
-    return gridFor(a.cols * S::CN, a.rows, S::elements, S::rows);
+    static const int blocks = [] {
+        int perSm = 0;
+        KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kRingThreads, 0));
+        return std::max(1, perSm);
+    }();
+    return blocks;
+}
+
+/// The staged tiles' height for strip `a` (tile S; `slots` blocks resident on the whole GPU): the
+/// tallest of S::rows, S::rows - 8, ... 8 whose grid is at least kStagedMinWaves waves of resident
+/// blocks, else 8. A grid of few waves leaves much of its time to a last wave that is part empty;
+/// one below a wave (the sample images) leaves SMs idle. Lower tiles restage more halo rows per
+/// output (docs/performance.md, "Tile height").
+template <typename S, typename T, typename Out> int stagedTileRows(const StripArgs<T, Out>& a, int slots)
+{
+    const long columns = (long(a.cols) * S::CN + S::elements - 1) / S::elements;
+    for (int rows = S::rows; rows > 8; rows -= 8)
+        if (columns * ((a.rows + rows - 1) / rows) >= long(kStagedMinWaves) * slots) return rows;
+    return 8;
+}
+
+/// Launches staged-tile kernel `kernel` (tile S) over strip `a` with its tile height:
+/// kernel<<<grid, kRingThreads>>>(a, tileRows, args...).
+template <typename S, auto kernel, typename T, typename Out, typename... Args>
+void launchStaged(const StripArgs<T, Out>& a, int multiprocessors, cudaStream_t stream, Args... args)
+{
+    const int rows = stagedTileRows<S>(a, residentBlocksPerSm<kernel>() * multiprocessors);
+    kernel<<<gridFor(a.cols * S::CN, a.rows, S::elements, rows), kRingThreads, 0, stream>>>(a, rows, args...);
 }
 
 std::string whyNotSeparable(const Conv2dProblem& p)
@@ -79,8 +111,8 @@ void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
         const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
                               constexpr int K = decltype(k)::value;
                               if constexpr (!std::is_same_v<In, float>)
-                                  conv2dStagedRing<In, Out, CN, K>
-                                      <<<stagedGrid<StagedRingTile<In, CN, K>>(a), kRingThreads, 0, stream>>>(a);
+                                  launchStaged<StagedRingTile<In, CN, K>, conv2dStagedRing<In, Out, CN, K>>(
+                                      a, run.multiprocessors, stream);
                               else
                                   conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
                                       <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
@@ -167,9 +199,9 @@ void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
         constexpr int CN = decltype(cn)::value;
         withFixedSize(a.kRows, [&](auto k) {
             constexpr int K = decltype(k)::value;
-            const dim3 grid = stagedGrid<IntegerTile<CN, K>>(a);
-            if (!run.dyadicTaps) conv2dIntegerTiles<CN, K, true><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
-            else conv2dIntegerTiles<CN, K, false><<<grid, kRingThreads, 0, stream>>>(a, run.tapScale);
+            using S = IntegerTile<CN, K>;
+            if (!run.dyadicTaps) launchStaged<S, conv2dIntegerTiles<CN, K, true>>(a, run.multiprocessors, stream, run.tapScale);
+            else launchStaged<S, conv2dIntegerTiles<CN, K, false>>(a, run.multiprocessors, stream, run.tapScale);
         });
     });
     KL_CHECK_LAUNCH();
@@ -196,8 +228,8 @@ void computeStagedRows(const Conv2dRun& run, int chunk, cudaStream_t stream)
         withFixedSize(a.kRows, [&](auto k) {
             constexpr int K = decltype(k)::value;
             if constexpr (K <= kStagedRowsMaxSize)
-                conv2dStagedRows<In, typename A::OutType, CN, K>
-                    <<<stagedGrid<StagedRowsTile<In, CN, K>>(a), kRingThreads, 0, stream>>>(a);
+                launchStaged<StagedRowsTile<In, CN, K>, conv2dStagedRows<In, typename A::OutType, CN, K>>(
+                    a, run.multiprocessors, stream);
         });
     });
     KL_CHECK_LAUNCH();

@@ -340,16 +340,16 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
     }
 }
 
-/// The staged kernels' walk over their tiles: a block's tile is StagedTile's elements by S::rows
-/// output rows. The block copies the tile's input rows, with the halo, into shared memory: inside the
-/// row by cp.async, 16 bytes per copy and all in flight at once; past the row ends and in constant
-/// border rows element by element (stageTileEdges). Then walk(flat, y0, y1, window) walks the N
+/// The staged kernels' walk over their tiles: a block's tile is StagedTile's elements by tileRows
+/// (at most S::rows; stagedTileRows) output rows. The block copies the tile's input rows, with the
+/// halo, into shared memory: inside the row by cp.async, 16 bytes per copy and all in flight at
+/// once; past the row ends and in constant border rows element by element (stageTileEdges). Then walk(flat, y0, y1, window) walks the N
 /// elements from `flat` of the thread down the tile, window(k) giving slice row k's RowWindow from
 /// shared memory. A constant border value that T does not hold cannot be staged: the tiles that
 /// reach it run edge(flat, y0, y1) instead, element by element. (Staging the tile, rather than the
 /// ring walk's loads from global memory, keeps enough bytes in flight.)
 template <typename S, typename T, typename Out, typename Walk, typename Edge>
-__device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, Walk&& walk, Edge&& edge)
+__device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, int tileRows, Walk&& walk, Edge&& edge)
 {
     using Window = typename S::Window;
     constexpr int CN = S::CN, K = S::K, N = S::N;
@@ -360,8 +360,8 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, Walk
     const bool stagedBorder = std::is_same_v<T, float> || a.border != BorderMode::Constant ||
                               (a.borderValue >= 0 && a.borderValue <= maxValue && a.borderValue == truncf(a.borderValue));
     const int firstCopyRow = threadIdx.x / S::copiesPerRow, firstCopyChunk = threadIdx.x % S::copiesPerRow;
-    for (int y0 = blockIdx.y * S::rows; y0 < a.rows; y0 += gridDim.y * S::rows) {
-        const int y1 = min(y0 + S::rows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
+    for (int y0 = blockIdx.y * tileRows; y0 < a.rows; y0 += gridDim.y * tileRows) {
+        const int y1 = min(y0 + tileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
         const bool imageRows = a.imageRow(y0) && a.imageRow(last);
         if (!stagedBorder && !(interiorColumns && imageRows)) {
             if (flat < flatCols) edge(flat, y0, y1);
@@ -407,12 +407,12 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, Walk
 /// tiles (walkStagedTiles) with sums in 16-bit lanes, two elements per word (rowSums,
 /// storeRingRow's integer forms).
 template <int CN, int K, bool Scaled>
-__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, float scale)
+__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, int tileRows, float scale)
 {
     using S = IntegerTile<CN, K>;
     constexpr int N = S::N;
     walkStagedTiles<S>(
-        a,
+        a, tileRows,
         [&](int flat, int y0, int y1, const auto& window) {
             uint32_t ring[K][N / 2];
             walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums(window(k), out); },
@@ -424,12 +424,12 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
 /// separable's ring for u8/u16 images: the staged tiles (walkStagedTiles) with conv2dSeparableRing's
 /// f32 sums (rowSums, storeRingRow), so the same bits as that ring.
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In, Out> a)
+__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In, Out> a, int tileRows)
 {
     using S = StagedRingTile<In, CN, K>;
     constexpr int N = S::N;
     walkStagedTiles<S>(
-        a,
+        a, tileRows,
         [&](int flat, int y0, int y1, const auto& window) {
             float ring[K][N];
             walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
@@ -467,13 +467,13 @@ __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat,
 /// last kernel row is in. An output's K x K products are one fma chain in row-major order: no
 /// separate row sums to add (a different order from shared's, equal under the acceptance rule).
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In, Out> a)
+__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In, Out> a, int tileRows)
 {
     using S = StagedRowsTile<In, CN, K>;
     using W = typename S::Window;
     constexpr int N = S::N;
     walkStagedTiles<S>(
-        a,
+        a, tileRows,
         [&](int flat, int y0, int y1, const auto& window) {
             // Output row y's sums are sums[(y - y0) % K]; the loops are unrolled by K so that every
             // slot is a constant.
