@@ -20,21 +20,27 @@ template <typename T> struct IsFloat { static constexpr bool value = false; };
 template <> struct IsFloat<float> { static constexpr bool value = true; };
 } // namespace detail
 
-#ifdef __CUDA_ARCH__
+#ifdef __CUDACC__
 namespace detail {
 /// cvt.rni.sat is this rule in one instruction: round to nearest even, saturate to the
-/// destination's range, NaN to 0 (a clamp and F2I took four, F2I at a quarter of the rate).
-__device__ inline unsigned char roundSaturate(float v, unsigned char)
+/// destination's range, NaN to 0 (a clamp and F2I took four, F2I at a quarter of the rate). The
+/// result is in the low 8 or 16 bits of a word whose other bits are unspecified: stores that pack
+/// several take those bits by byte permutes, with no masking.
+__device__ inline unsigned roundSaturateLow(float v, unsigned char)
 {
-    unsigned short r;
-    asm("cvt.rni.sat.u8.f32 %0, %1;" : "=h"(r) : "f"(v));
-    return static_cast<unsigned char>(r);
-}
-__device__ inline unsigned short roundSaturate(float v, unsigned short)
-{
-    unsigned short r;
-    asm("cvt.rni.sat.u16.f32 %0, %1;" : "=h"(r) : "f"(v));
+    unsigned r;
+    asm("cvt.rni.sat.u8.f32 %0, %1;" : "=r"(r) : "f"(v));
     return r;
+}
+__device__ inline unsigned roundSaturateLow(float v, unsigned short)
+{
+    unsigned r;
+    asm("cvt.rni.sat.u16.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+}
+template <typename T> __device__ inline T roundSaturate(float v, T type)
+{
+    return static_cast<T>(roundSaturateLow(v, type));
 }
 } // namespace detail
 #endif

@@ -96,14 +96,17 @@ __device__ float4 widen(uint2 w)
 __device__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
 __device__ void store4(uint8_t* p, float4 v)
 {
-    *reinterpret_cast<uint32_t*>(p) = uint32_t(saturateRound<uint8_t>(v.x)) | uint32_t(saturateRound<uint8_t>(v.y)) << 8 |
-                                      uint32_t(saturateRound<uint8_t>(v.z)) << 16 |
-                                      uint32_t(saturateRound<uint8_t>(v.w)) << 24;
+    const auto pair = [](float a, float b) {  // byte 0 of each, in bytes 0 and 1
+        return __byte_perm(kl::detail::roundSaturateLow(a, uint8_t{}), kl::detail::roundSaturateLow(b, uint8_t{}), 0x0040);
+    };
+    *reinterpret_cast<uint32_t*>(p) = __byte_perm(pair(v.x, v.y), pair(v.z, v.w), 0x5410);
 }
 __device__ void store4(uint16_t* p, float4 v)
 {
-    *reinterpret_cast<uint2*>(p) = {uint32_t(saturateRound<uint16_t>(v.x)) | uint32_t(saturateRound<uint16_t>(v.y)) << 16,
-                                    uint32_t(saturateRound<uint16_t>(v.z)) | uint32_t(saturateRound<uint16_t>(v.w)) << 16};
+    const auto pair = [](float a, float b) {  // the low halves of each
+        return __byte_perm(kl::detail::roundSaturateLow(a, uint16_t{}), kl::detail::roundSaturateLow(b, uint16_t{}), 0x5410);
+    };
+    *reinterpret_cast<uint2*>(p) = {pair(v.x, v.y), pair(v.z, v.w)};
 }
 
 /// floor(n / CN), n of either sign.
