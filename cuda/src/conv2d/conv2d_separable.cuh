@@ -343,11 +343,12 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
 /// The staged kernels' walk over their tiles: a block's tile is StagedTile's elements by tileRows
 /// (at most S::rows; stagedTileRows) output rows. The block copies the tile's input rows, with the
 /// halo, into shared memory: inside the row by cp.async, 16 bytes per copy and all in flight at
-/// once; past the row ends and in constant border rows element by element (stageTileEdges). Then walk(flat, y0, y1, window) walks the N
-/// elements from `flat` of the thread down the tile, window(k) giving slice row k's RowWindow from
-/// shared memory. A constant border value that T does not hold cannot be staged: the tiles that
-/// reach it run edge(flat, y0, y1) instead, element by element. (Staging the tile, rather than the
-/// ring walk's loads from global memory, keeps enough bytes in flight.)
+/// once; past the row ends and in constant border rows element by element (stageTileEdges). Then
+/// walk(flat, y0, y1, window) walks the N elements from `flat` of the thread down the tile,
+/// window(k) giving slice row k's RowWindow from shared memory. A constant border value that T
+/// does not hold cannot be staged: the tiles that reach it run edge(flat, y0, y1) instead, element
+/// by element. (Staging the tile, rather than the ring walk's loads from global memory, keeps
+/// enough bytes in flight.)
 template <typename S, typename T, typename Out, typename Walk, typename Edge>
 __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, int tileRows, Walk&& walk, Edge&& edge)
 {
