@@ -37,7 +37,8 @@ namespace {
 constexpr int kStagedMinWaves = 4;
 
 /// Blocks of `kernel` (kRingThreads each) that one SM holds at once; asked once per kernel in the
-/// process, so that launches stay free of driver queries.
+/// process, so that launches stay free of driver queries. On a host with GPUs of different kinds the
+/// first one's answer serves them all: it sets a tile height, never a result.
 template <auto kernel> int residentBlocksPerSm()
 {
     static const int blocks = [] {
