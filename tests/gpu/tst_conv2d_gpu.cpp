@@ -635,6 +635,7 @@ private slots:
             const cv::Mat input = kltest::randomImage(rows, cols, CV_8U, channels, ++seed);
             const std::pair<std::string, cv::Mat> kernels[] = {{"staged-rows", randomKernel(5, 5, false, ++seed)},
                                                                {"separable", randomSeparableKernel(5, 5, ++seed)},
+                                                               {"separable", randomSeparableKernel(9, 9, ++seed)},
                                                                {"integer", kl::makeConv2DKernel(kl::Conv2DPreset::Box, box)}};
             for (const auto& [variant, kernel] : kernels) {
                 const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101, CV_8U);

@@ -7,7 +7,7 @@
 //              vertical pass; no intermediate leaves the chip. f32 images read the rows straight
 //              from global memory; u8/u16 images from a tile of input rows each block stages in
 //              shared memory by cp.async (conv2dStagedRing: the same sums, with no thread waiting
-//              on its own loads; 8 elements a thread on u8 up to 7x7, so that each thread widens
+//              on its own loads; 8 elements a thread on u8 up to 9x9, so that each thread widens
 //              fewer input elements per output). Other sizes: a row pass into an f32 intermediate
 //              in global memory, then a column pass.
 //   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative

@@ -312,10 +312,11 @@ template <typename T, int K, int widest> constexpr int floatStagedElements()
     return sizeof(T) == 1 && K <= widest ? 2 * kRingElements : kRingElements;
 }
 
-/// The tiles of conv2dIntegerTiles, conv2dStagedRing (8 elements a thread on u8 up to 7x7) and
-/// conv2dStagedRows (up to 5x5: at 7x7 its 8-element threads are the slower; docs/performance.md).
+/// The tiles of conv2dIntegerTiles, conv2dStagedRing (8 elements a thread on u8 up to 9x9: at 9x9
+/// they are the faster on 3 and 4 channels and as fast on one) and conv2dStagedRows (up to 5x5: at
+/// 7x7 its 8-element threads are the slower; docs/performance.md).
 template <int CN, int K> using IntegerTile = StagedTile<uint8_t, CN, K, kRingElements>;
-template <typename T, int CN, int K> using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 7>()>;
+template <typename T, int CN, int K> using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 9>()>;
 template <typename T, int CN, int K> using StagedRowsTile = StagedTile<T, CN, K, floatStagedElements<T, K, 5>()>;
 
 /// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
