@@ -28,6 +28,8 @@
 #include "kernellab/image.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 
 namespace kl::gpu {
@@ -36,16 +38,25 @@ namespace {
 /// The fewest waves of resident blocks a staged grid should have (stagedTileRows).
 constexpr int kStagedMinWaves = 4;
 
-/// Blocks of `kernel` (kRingThreads each) that one SM holds at once; asked once per kernel in the
-/// process, so that launches stay free of driver queries. On a host with GPUs of different kinds the
-/// first one's answer serves them all: it sets a tile height, never a result.
+/// Devices whose answers residentBlocksPerSm keeps; on a higher ordinal it asks at every launch.
+constexpr int kCachedDevices = 16;
+
+/// Blocks of `kernel` (kRingThreads each) that one SM of the current device holds at once; asked
+/// once per kernel and device, so that launches stay free of driver queries. Two threads asking
+/// at once both ask and store the same answer.
 template <auto kernel> int residentBlocksPerSm()
 {
-    static const int blocks = [] {
+    static std::array<std::atomic<int>, kCachedDevices> known{};  // 0: not asked yet
+    const auto ask = [] {
         int perSm = 0;
         KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kRingThreads, 0));
         return std::max(1, perSm);
-    }();
+    };
+    int device = 0;
+    KL_CUDA_TRY(cudaGetDevice(&device));
+    if (device >= kCachedDevices) return ask();
+    int blocks = known[device].load(std::memory_order_relaxed);
+    if (blocks == 0) known[device].store(blocks = ask(), std::memory_order_relaxed);
     return blocks;
 }
 
