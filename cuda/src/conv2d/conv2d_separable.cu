@@ -28,8 +28,6 @@
 #include "kernellab/image.hpp"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cmath>
 
 namespace kl::gpu {
@@ -38,26 +36,13 @@ namespace {
 /// The fewest waves of resident blocks a staged grid should have (stagedTileRows).
 constexpr int kStagedMinWaves = 4;
 
-/// Devices whose answers residentBlocksPerSm keeps; on a higher ordinal it asks at every launch.
-constexpr int kCachedDevices = 16;
-
-/// Blocks of `kernel` (kRingThreads each) that one SM of the current device holds at once; asked
-/// once per kernel and device, so that launches stay free of driver queries. Two threads asking
-/// at once both ask and store the same answer.
-template <auto kernel> int residentBlocksPerSm()
+/// Blocks of staged kernel `kernel` (kRingThreads each) resident on the whole device at once:
+/// asked once per run, in prepare, so that launches stay free of driver queries.
+template <typename Kernel> int stagedSlots(Kernel* kernel, int multiprocessors)
 {
-    static std::array<std::atomic<int>, kCachedDevices> known{};  // 0: not asked yet
-    const auto ask = [] {
-        int perSm = 0;
-        KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kRingThreads, 0));
-        return std::max(1, perSm);
-    };
-    int device = 0;
-    KL_CUDA_TRY(cudaGetDevice(&device));
-    if (device >= kCachedDevices) return ask();
-    int blocks = known[device].load(std::memory_order_relaxed);
-    if (blocks == 0) known[device].store(blocks = ask(), std::memory_order_relaxed);
-    return blocks;
+    int perSm = 0;
+    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kRingThreads, 0));
+    return std::max(1, perSm) * multiprocessors;
 }
 
 /// The staged tiles' height for strip `a` (tile S; `slots` blocks resident on the whole GPU): the
@@ -73,12 +58,14 @@ template <typename S, typename T, typename Out> int stagedTileRows(const StripAr
     return 8;
 }
 
-/// Launches staged-tile kernel `kernel` (tile S) over strip `a` with its tile height:
+/// Launches staged-tile kernel `kernel` (tile S) over chunk `chunk` of `run` with its tile height:
 /// kernel<<<grid, kRingThreads>>>(a, tileRows, args...).
-template <typename S, auto kernel, typename T, typename Out, typename... Args>
-void launchStaged(const StripArgs<T, Out>& a, int multiprocessors, cudaStream_t stream, Args... args)
+template <typename S, typename T, typename Out, typename... Args>
+void launchStaged(S, void (*kernel)(StripArgs<T, Out>, int, Args...), const Conv2dRun& run, int chunk,
+                  cudaStream_t stream, Args... args)
 {
-    const int rows = stagedTileRows<S>(a, residentBlocksPerSm<kernel>() * multiprocessors);
+    const StripArgs<T, Out> a = stripArgs<T, Out>(run, chunk);
+    const int rows = stagedTileRows<S>(a, run.stagedSlots);
     kernel<<<gridFor(a.cols * S::CN, a.rows, S::elements, rows), kRingThreads, 0, stream>>>(a, rows, args...);
 }
 
@@ -97,6 +84,26 @@ std::string whyNotInteger(const Conv2dProblem& p)
            " kernel";
 }
 
+/// Calls f(S{}, kernel) with separable's staged ring kernel (tile S) for `run` where it takes one
+/// (u8/u16 images, square compiled sizes); returns whether it does.
+template <typename F> bool withStagedRingKernel(const Conv2dRun& run, F&& f)
+{
+    bool staged = false;
+    withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
+        using In = std::decay_t<decltype(in)>;  // nvcc's host pass sees a reference in the nested lambdas
+        using Out = std::decay_t<decltype(out)>;
+        if constexpr (!std::is_same_v<In, float>)
+            withChannels(run.channels, [&](auto cn) {
+                constexpr int CN = decltype(cn)::value;
+                staged = run.kRows == run.kCols && withFixedSize(run.kRows, [&](auto k) {
+                             constexpr int K = decltype(k)::value;
+                             f(StagedRingTile<In, CN, K>{}, conv2dStagedRing<In, Out, CN, K>);
+                         });
+            });
+    });
+    return staged;
+}
+
 /// The rank-1 factors into the taps both separable variants read, before the run's kernels.
 void uploadFactors(const Conv2dProblem& problem, cudaStream_t stream)
 {
@@ -110,33 +117,36 @@ void prepareSeparable(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&
     if (!isCompiledSize(run.kRows, run.kCols))
         run.mid = static_cast<float*>(cache.device(
             "conv2d.mid", run.sliceStart(run.chunks) * size_t(run.cols) * run.channels * sizeof(float)));
+    withStagedRingKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
     uploadFactors(problem, stream);
 }
 
 void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
 {
-    withStrip(run, chunk, [&](const auto& a, auto cn) {
-        using A = std::decay_t<decltype(a)>;
-        using In = typename A::InType;
-        using Out = typename A::OutType;
-        constexpr int CN = decltype(cn)::value;
-        const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
-                              constexpr int K = decltype(k)::value;
-                              if constexpr (!std::is_same_v<In, float>)
-                                  launchStaged<StagedRingTile<In, CN, K>, conv2dStagedRing<In, Out, CN, K>>(
-                                      a, run.multiprocessors, stream);
-                              else
-                                  conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
-                                      <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
-                                         kRingThreads, 0, stream>>>(a, kRingStrip);
-                          });
-        if (!ring) {
-            const dim3 block(kBlockX, kBlockY);
-            conv2dRowPass<In, Out, CN><<<gridFor(a.cols, a.rows + a.kRows - 1, kBlockX, kBlockY), block, 0, stream>>>(a);
-            KL_CHECK_LAUNCH();
-            conv2dColumnPass<In, Out, CN><<<gridFor(a.cols, a.rows, kBlockX, kBlockY), block, 0, stream>>>(a);
-        }
-    });
+    const bool staged =
+        withStagedRingKernel(run, [&](auto tile, auto kernel) { launchStaged(tile, kernel, run, chunk, stream); });
+    if (!staged)
+        withStrip(run, chunk, [&](const auto& a, auto cn) {
+            using A = std::decay_t<decltype(a)>;
+            using In = typename A::InType;
+            using Out = typename A::OutType;
+            constexpr int CN = decltype(cn)::value;
+            const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
+                                  if constexpr (std::is_same_v<In, float>) {  // u8/u16 took the staged ring
+                                      constexpr int K = decltype(k)::value;
+                                      conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
+                                          <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
+                                             kRingThreads, 0, stream>>>(a, kRingStrip);
+                                  }
+                              });
+            if (!ring) {
+                const dim3 block(kBlockX, kBlockY);
+                conv2dRowPass<In, Out, CN>
+                    <<<gridFor(a.cols, a.rows + a.kRows - 1, kBlockX, kBlockY), block, 0, stream>>>(a);
+                KL_CHECK_LAUNCH();
+                conv2dColumnPass<In, Out, CN><<<gridFor(a.cols, a.rows, kBlockX, kBlockY), block, 0, stream>>>(a);
+            }
+        });
     KL_CHECK_LAUNCH();
 }
 
@@ -188,11 +198,25 @@ void computeSeparableTiles(const Conv2dRun& run, int chunk, cudaStream_t stream)
     KL_CHECK_LAUNCH();
 }
 
+/// Calls f(S{}, kernel) with the integer variant's kernel (tile S) for `run`.
+template <typename F> void withIntegerKernel(const Conv2dRun& run, F&& f)
+{
+    withChannels(run.channels, [&](auto cn) {
+        constexpr int CN = decltype(cn)::value;
+        withFixedSize(run.kRows, [&](auto k) {
+            constexpr int K = decltype(k)::value;
+            if (!run.dyadicTaps) f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, true>);
+            else f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, false>);
+        });
+    });
+}
+
 void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, cudaStream_t stream)
 {
     const IntegerTaps& k = *problem.integer;
     run.tapScale = k.scale;
     run.dyadicTaps = k.dyadic();
+    withIntegerKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
     copyToSymbol(cRowTapsInteger, k.taps.row, stream);
     copyToSymbol(cColumnTapsInteger, k.taps.column, stream);
     // The edge strips' f32 taps from the same integers: the column as is, the row times the scale
@@ -206,16 +230,8 @@ void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, 
 
 void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
 {
-    const StripArgs<uint8_t, uint8_t> a = stripArgs<uint8_t, uint8_t>(run, chunk);
-    withChannels(run.channels, [&](auto cn) {
-        constexpr int CN = decltype(cn)::value;
-        withFixedSize(a.kRows, [&](auto k) {
-            constexpr int K = decltype(k)::value;
-            using S = IntegerTile<CN, K>;
-            if (!run.dyadicTaps) launchStaged<S, conv2dIntegerTiles<CN, K, true>>(a, run.multiprocessors, stream, run.tapScale);
-            else launchStaged<S, conv2dIntegerTiles<CN, K, false>>(a, run.multiprocessors, stream, run.tapScale);
-        });
-    });
+    withIntegerKernel(run,
+                      [&](auto tile, auto kernel) { launchStaged(tile, kernel, run, chunk, stream, run.tapScale); });
     KL_CHECK_LAUNCH();
 }
 
@@ -225,25 +241,31 @@ std::string whyNotStagedRows(const Conv2dProblem& p)
     return "needs a square 3x3, 5x5 or 7x7 kernel; this is a " + p.kernelSize() + " kernel";
 }
 
-void prepareStagedRows(const Conv2dProblem& problem, Conv2dRun&, BufferCache&, cudaStream_t stream)
+/// Calls f(S{}, kernel) with staged-rows' kernel (tile S) for `run`.
+template <typename F> void withStagedRowsKernel(const Conv2dRun& run, F&& f)
 {
+    withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
+        using In = std::decay_t<decltype(in)>;  // nvcc's host pass sees a reference in the nested lambdas
+        using Out = std::decay_t<decltype(out)>;
+        withChannels(run.channels, [&](auto cn) {
+            withFixedSize(run.kRows, [&](auto k) {
+                constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
+                if constexpr (K <= kStagedRowsMaxSize) f(StagedRowsTile<In, CN, K>{}, conv2dStagedRows<In, Out, CN, K>);
+            });
+        });
+    });
+}
+
+void prepareStagedRows(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, cudaStream_t stream)
+{
+    withStagedRowsKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
     copyToSymbol(cDirectTaps, std::vector<float>(problem.kernel.begin<float>(), problem.kernel.end<float>()), stream);
     KL_CUDA_TRY(cudaStreamSynchronize(stream));  // the taps are pageable and about to go
 }
 
 void computeStagedRows(const Conv2dRun& run, int chunk, cudaStream_t stream)
 {
-    withStrip(run, chunk, [&](const auto& a, auto cn) {
-        using A = std::decay_t<decltype(a)>;
-        using In = typename A::InType;
-        constexpr int CN = decltype(cn)::value;
-        withFixedSize(a.kRows, [&](auto k) {
-            constexpr int K = decltype(k)::value;
-            if constexpr (K <= kStagedRowsMaxSize)
-                launchStaged<StagedRowsTile<In, CN, K>, conv2dStagedRows<In, typename A::OutType, CN, K>>(
-                    a, run.multiprocessors, stream);
-        });
-    });
+    withStagedRowsKernel(run, [&](auto tile, auto kernel) { launchStaged(tile, kernel, run, chunk, stream); });
     KL_CHECK_LAUNCH();
 }
 
