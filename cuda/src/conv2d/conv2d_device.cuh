@@ -47,8 +47,9 @@ template <typename In, typename Out> struct StripArgs {
     /// for one vector access at any image width.
     int inPitch, outPitch;
 
-    __device__ const In* inRow(int k) const { return in + size_t(k) * inPitch; }
-    __device__ Out* outRow(int y) const { return out + size_t(y) * outPitch; }
+    // Rows are never negative: as unsigned, a row's address is one wide multiply-add.
+    __device__ const In* inRow(int k) const { return in + size_t(unsigned(k)) * unsigned(inPitch); }
+    __device__ Out* outRow(int y) const { return out + size_t(unsigned(y)) * unsigned(outPitch); }
 
     /// Whether slice row k lies in the constant border (outside the image in Constant mode; the
     /// other modes' rows outside it were uploaded from the rows borderIndex names).
