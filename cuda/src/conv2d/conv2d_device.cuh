@@ -188,6 +188,19 @@ template <typename F> bool withFixedSize(int k, F&& f)
     return false;
 }
 
+/// Calls f(In{}, Out{}, CN, K) for `run`'s depths, channel count and square compiled kernel size (CN
+/// and K std::integral_constant); returns whether the kernel is one (kConv2dCompiledSizes).
+template <typename F> bool withCompiledShape(const Conv2dRun& run, F&& f)
+{
+    if (run.kRows != run.kCols) return false;
+    bool compiled = false;
+    withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
+        withChannels(run.channels,
+                     [&](auto cn) { compiled = withFixedSize(run.kRows, [&](auto k) { f(in, out, cn, k); }); });
+    });
+    return compiled;
+}
+
 inline dim3 gridFor(int cols, int rows, int colsPerBlock, int rowsPerBlock)
 {
     return dim3(unsigned(cols + colsPerBlock - 1) / unsigned(colsPerBlock),

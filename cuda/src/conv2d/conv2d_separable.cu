@@ -88,20 +88,12 @@ std::string whyNotInteger(const Conv2dProblem& p)
 /// (u8/u16 images, square compiled sizes); returns whether it does.
 template <typename F> bool withStagedRingKernel(const Conv2dRun& run, F&& f)
 {
-    bool staged = false;
-    withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
-        using In = std::decay_t<decltype(in)>;  // nvcc's host pass sees a reference in the nested lambdas
-        using Out = std::decay_t<decltype(out)>;
-        if constexpr (!std::is_same_v<In, float>)
-            withChannels(run.channels, [&](auto cn) {
-                constexpr int CN = decltype(cn)::value;
-                staged = run.kRows == run.kCols && withFixedSize(run.kRows, [&](auto k) {
-                             constexpr int K = decltype(k)::value;
-                             f(StagedRingTile<In, CN, K>{}, conv2dStagedRing<In, Out, CN, K>);
-                         });
-            });
-    });
-    return staged;
+    return run.inDepth != CV_32F && withCompiledShape(run, [&](auto in, auto out, auto cn, auto k) {
+               using In = decltype(in);
+               constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
+               if constexpr (!std::is_same_v<In, float>)
+                   f(StagedRingTile<In, CN, K>{}, conv2dStagedRing<In, decltype(out), CN, K>);
+           });
 }
 
 /// The rank-1 factors into the taps both separable variants read, before the run's kernels.
@@ -153,13 +145,9 @@ void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
 /// Calls f(kernel, shared bytes) with separable-tiles' kernel for `run` (a square compiled size).
 template <typename F> void withTilesKernel(const Conv2dRun& run, F&& f)
 {
-    withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
-        withChannels(run.channels, [&](auto cn) {
-            withFixedSize(run.kRows, [&](auto k) {
-                constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
-                f(conv2dSeparableTiles<decltype(in), decltype(out), CN, K>, SeparableTile<CN, K>::bytes);
-            });
-        });
+    withCompiledShape(run, [&](auto in, auto out, auto cn, auto k) {
+        constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
+        f(conv2dSeparableTiles<decltype(in), decltype(out), CN, K>, SeparableTile<CN, K>::bytes);
     });
 }
 
@@ -244,15 +232,11 @@ std::string whyNotStagedRows(const Conv2dProblem& p)
 /// Calls f(S{}, kernel) with staged-rows' kernel (tile S) for `run`.
 template <typename F> void withStagedRowsKernel(const Conv2dRun& run, F&& f)
 {
-    withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
-        using In = std::decay_t<decltype(in)>;  // nvcc's host pass sees a reference in the nested lambdas
-        using Out = std::decay_t<decltype(out)>;
-        withChannels(run.channels, [&](auto cn) {
-            withFixedSize(run.kRows, [&](auto k) {
-                constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
-                if constexpr (K <= kStagedRowsMaxSize) f(StagedRowsTile<In, CN, K>{}, conv2dStagedRows<In, Out, CN, K>);
-            });
-        });
+    withCompiledShape(run, [&](auto in, auto out, auto cn, auto k) {
+        using In = decltype(in);
+        constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
+        if constexpr (K <= kStagedRowsMaxSize)
+            f(StagedRowsTile<In, CN, K>{}, conv2dStagedRows<In, decltype(out), CN, K>);
     });
 }
 
