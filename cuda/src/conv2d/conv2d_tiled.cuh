@@ -1,6 +1,7 @@
 #pragma once
 // conv2d's tiled kernels: shared (compiled and any sizes) and tma. Included by conv2d_tiled.cu only.
 #include "conv2d_device.cuh"
+#include "../tma_ring.cuh"
 
 #include <cuda.h>  // CUtensorMap (types only: the encoder is reached through the runtime)
 #include <cuda/ptx>
@@ -197,21 +198,10 @@ template <int K> __global__ void __launch_bounds__(kTmaConsumers + 32)
     constexpr int M = S::rowsPerThread;
     extern __shared__ float4 sharedStorage[];
     float* buffers = reinterpret_cast<float*>(sharedStorage);
-    uint64_t* full = reinterpret_cast<uint64_t*>(buffers + S::stages * S::stageFloats);
-    uint64_t* empty = full + S::stages;
+    const TmaRing<S::stages> ring(reinterpret_cast<uint64_t*>(buffers + S::stages * S::stageFloats));
     const int thread = threadIdx.y * kBlockX + threadIdx.x;
-    if (thread == 0) {
-        for (int s = 0; s < S::stages; ++s) {
-            cuda::ptx::mbarrier_init(&full[s], 1);
-            cuda::ptx::mbarrier_init(&empty[s], kTmaConsumers);
-        }
-        cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
-    }
+    if (thread == 0) ring.init(kTmaConsumers);
     __syncthreads();
-    const auto waitPhase = [](uint64_t* barrier, uint32_t parity) {
-        while (!cuda::ptx::mbarrier_try_wait_parity(barrier, parity)) {
-        }
-    };
     const auto tileOrigin = [&](int id) {  // the tile's first output pixel and row
         const int ty = id / tilesX;
         return int2{(id - ty * tilesX) * kTileCols, ty * T::outRows};
@@ -220,25 +210,21 @@ template <int K> __global__ void __launch_bounds__(kTmaConsumers + 32)
         if (threadIdx.x != 0) return;
         int n = 0;
         for (int id = blockIdx.x; id < tiles; id += gridDim.x, ++n) {
-            const int s = n % S::stages;
-            if (n >= S::stages) waitPhase(&empty[s], (n / S::stages - 1) & 1);
+            uint64_t* full = ring.beginFill(n, S::tileFloats * sizeof(float));
             const int2 origin = tileOrigin(id);
             const int32_t coords[2] = {origin.x - T::pad, origin.y};
-            cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                                 &full[s], S::tileFloats * sizeof(float));
             cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                            buffers + s * S::stageFloats, &map, coords, &full[s]);
+                                            buffers + ring.buffer(n) * S::stageFloats, &map, coords, full);
         }
         return;
     }
     const int sliceRows = a.rows + K - 1;
     int n = 0;
     for (int id = blockIdx.x; id < tiles; id += gridDim.x, ++n) {
-        const int s = n % S::stages;
         const int2 origin = tileOrigin(id);
         const int px0 = origin.x - T::pad, lastRow = min(origin.y + T::rows, sliceRows) - 1;
-        float* tile = buffers + s * S::stageFloats;
-        waitPhase(&full[s], (n / S::stages) & 1);
+        float* tile = buffers + ring.buffer(n) * S::stageFloats;
+        ring.waitFull(n);
         if (px0 < 0 || px0 + T::cols > a.cols || a.borderRow(origin.y) || a.borderRow(lastRow)) {
             for (int e = thread; e < T::rows * T::cols; e += kTmaConsumers) {
                 const int r = e / T::cols, px = px0 + e - r * T::cols, k = origin.y + r;
@@ -250,11 +236,7 @@ template <int K> __global__ void __launch_bounds__(kTmaConsumers + 32)
         }
         float sum[M][kPixelsPerThread] = {};
         tileSums<K, 1, M>(tile + threadIdx.y * M * T::cols + threadIdx.x * kPixelsPerThread, sum);
-        // The reads above are generic-proxy accesses and the next copy into this buffer an
-        // async-proxy write: without this fence the release let the copy overwrite values not yet
-        // read (seen on the H200 as stale values in up to 1 of 10^5 outputs of a 1x1 kernel).
-        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-        cuda::ptx::mbarrier_arrive(&empty[s]);
+        ring.release(n);
         storeTile<1, M>(a, origin.y + threadIdx.y * M, origin.x + threadIdx.x * kPixelsPerThread, 0, sum);
     }
 #endif
