@@ -222,10 +222,13 @@ private slots:
             for (const QJsonValue& variant : variants_[op].toArray()) {
                 const QStringList extra = {"--variant", variant.toString()};
                 const bool conv2d = op == QLatin1String("conv2d");
-                // tma takes f32 single-channel images (the image samples are 8-bit colour); integer
-                // needs integer taps times one factor (the 7x7 Gaussian's are not), dp4a integer taps, dp2a them on u16
+                // conv2d's tma takes f32 single-channel images (the image samples are 8-bit colour); integer
+                // needs integer taps times one factor (the 7x7 Gaussian's are not), dp4a integer taps, dp2a them
+                // on u16; histogram's tma one channel (the grey sample)
                 const QJsonObject report =
-                    conv2d && variant.toString() == QLatin1String("tma")
+                    op == QLatin1String("histogram") && variant.toString() == QLatin1String("tma")
+                        ? runOnGpuWith({"--op", "histogram", "--input", sample("camera.png")}, extra)
+                    : conv2d && variant.toString() == QLatin1String("tma")
                         ? runOnGpuWith({"--op", "conv2d", "--preset", "gaussian", "--size", "7", "--generate",
                                         "image:613x409:f32:1:noise"},
                                        extra)

@@ -246,7 +246,7 @@ private slots:
     void variantLists()
     {
         QCOMPARE(kl::gpu::variants("transpose"), (std::vector<std::string>{"naive", "tiled", "tiled-padded", "optimized"}));
-        QCOMPARE(kl::gpu::variants("histogram"), (std::vector<std::string>{"global-atomics", "shared", "optimized"}));
+        QCOMPARE(kl::gpu::variants("histogram"), (std::vector<std::string>{"global-atomics", "shared", "optimized", "tma"}));
         QVERIFY_THROWS_EXCEPTION(kl::InvalidArgument, kl::gpu::variants("blur"));
     }
 };

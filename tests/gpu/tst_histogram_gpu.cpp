@@ -28,7 +28,7 @@ using kl::gpu::RunOptions;
 
 namespace {
 
-const std::vector<std::string> kVariants = {"global-atomics", "shared", "optimized"};
+const std::vector<std::string> kVariants = {"global-atomics", "shared", "optimized", "tma"};
 const std::vector<int>& kDepths = kltest::kAllDepths;
 const std::vector<int>& kChannels = kltest::kAllChannelCounts;
 /// 1x1, a single row, a single column, odd sizes that leave partial vector groups.
@@ -117,6 +117,11 @@ class TestHistogramGpu : public QObject {
         for (const std::string& variant : kVariants) {
             options.variant = variant;
             HistogramResult got;
+            if (!kl::gpu::whyNotApplicable(variant, input, spec, engine_->device()).empty()) {
+                KL_VERIFY_THROWS(kl::InvalidArgument, "variant '" + variant + "' needs",
+                                 engine_->histogram(input, spec, options, got));
+                continue;
+            }
             engine_->histogram(input, spec, options, got);
             const std::string diff = kltest::histogramDifference(got, want);
             QVERIFY2(diff.empty(), kltest::msg(describe(input, spec, variant + ": " + diff)));
@@ -287,6 +292,32 @@ private slots:
         QVERIFY(report.kernelGBs() > 0);
     }
 
+    /// tma takes one channel of u8, or u16 with the default bins, on compute capability 9.0+, and
+    /// auto runs it there; optimized everywhere else.
+    void tmaWhereItApplies()
+    {
+        const bool hopper = engine_->device().computeMajor >= 9;
+        HistogramSpec sevenBins;
+        sevenBins.bins = 7;
+        const struct {
+            cv::Mat input;
+            HistogramSpec spec;
+            bool applies;
+        } cases[] = {{makePattern("uniform", 61, 97, CV_8U, 1, 1), {}, hopper},
+                     {makePattern("uniform", 61, 97, CV_16U, 1, 2), {}, hopper},
+                     {makePattern("uniform", 61, 97, CV_16U, 1, 3), sevenBins, false},
+                     {makePattern("uniform", 61, 97, CV_32F, 1, 4), {}, false},
+                     {makePattern("uniform", 61, 97, CV_8U, 3, 5), {}, false}};
+        for (const auto& c : cases) {
+            const std::string reason = kl::gpu::whyNotApplicable("tma", c.input, c.spec, engine_->device());
+            QVERIFY2(reason.empty() == c.applies, kltest::msg(describe(c.input, c.spec, "tma: " + reason)));
+            if (!c.applies) QVERIFY(reason.find("needs a single-channel u8 image") == 0);
+            HistogramResult got;
+            const kl::gpu::GpuReport report = engine_->histogram(c.input, c.spec, once("auto"), got);
+            QCOMPARE(report.variant, std::string(c.applies ? "tma" : "optimized"));
+        }
+    }
+
     void variantNames()
     {
         QCOMPARE(kl::gpu::variants("histogram"), kVariants);
@@ -332,6 +363,7 @@ private slots:
                     const HistogramSpec spec;
                     const HistogramResult want = kl::histogramReference(input, spec);
                     for (const std::string& variant : kVariants) {
+                        if (!kl::gpu::whyNotApplicable(variant, input, spec, engine_->device()).empty()) continue;
                         options.variant = variant;
                         HistogramResult got;
                         const kl::gpu::GpuReport report = engine_->histogram(input, spec, options, got);

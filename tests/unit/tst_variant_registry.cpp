@@ -53,7 +53,7 @@ private slots:
             {"conv2d", {"naive", "constant", "shared", "tma", "separable", "separable-tiles", "integer", "dp4a", "dp2a",
                         "staged-rows"}},
             {"conv1d", {"naive", "shared", "fft"}},
-            {"histogram", {"global-atomics", "shared", "optimized"}},
+            {"histogram", {"global-atomics", "shared", "optimized", "tma"}},
             {"transpose", {"naive", "tiled", "tiled-padded", "optimized"}}};
         for (const auto& [op, names] : expected) {
             QCOMPARE(kl::gpu::variants(op), names);
@@ -186,7 +186,7 @@ private slots:
             for (int channels : {1, 3, 4}) {
                 const cv::Mat image = kltest::randomImage(7, 11, depth, channels, uint64_t(depth * 10 + channels));
                 for (const std::string& v : kl::gpu::variants("histogram"))
-                    QCOMPARE(whyNotApplicable(v, image, kl::HistogramSpec{}, turing), std::string());
+                    if (v != "tma") QCOMPARE(whyNotApplicable(v, image, kl::HistogramSpec{}, turing), std::string());
                 for (const std::string& v : kl::gpu::variants("transpose"))
                     QCOMPARE(whyNotApplicable(v, image, turing), std::string());
             }
@@ -195,6 +195,25 @@ private slots:
         taps.taps = std::vector<float>(301, 1.f / 301);
         for (const std::string& v : kl::gpu::variants("conv1d")) QCOMPARE(whyNotApplicable(v, signal, taps, turing), std::string());
         for (const std::string& v : kl::gpu::variants("transpose")) QCOMPARE(whyNotApplicable(v, signal, turing), std::string());
+    }
+
+    /// histogram's tma: one channel of u8, or u16 with the default bins, on compute capability 9.0+.
+    void histogramTmaNeedsByteBinsAndHopper()
+    {
+        const DeviceInfo hopper = device(9, 0), turing = device(7, 5);
+        kl::HistogramSpec sevenBins;
+        sevenBins.bins = 7;
+        for (int depth : {CV_8U, CV_16U, CV_32F})
+            for (int channels : {1, 3, 4}) {
+                const cv::Mat image = kltest::randomImage(7, 11, depth, channels, uint64_t(depth * 10 + channels));
+                const bool applies = channels == 1 && depth != CV_32F;
+                QCOMPARE(whyNotApplicable("tma", image, kl::HistogramSpec{}, hopper).empty(), applies);
+                QVERIFY(whyNotApplicable("tma", image, kl::HistogramSpec{}, turing).find("needs a single-channel u8") == 0);
+                if (depth != CV_8U) QVERIFY(!whyNotApplicable("tma", image, sevenBins, hopper).empty());
+            }
+        QCOMPARE(whyNotApplicable("tma", kltest::randomImage(7, 11, CV_32F, 3, 1), kl::HistogramSpec{}, turing),
+                 std::string("needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), and a "
+                             "GPU of compute capability 9.0 or newer; this is f32 x3, compute capability 7.5"));
     }
 
     void sessionAsksTheOpsRegistry()

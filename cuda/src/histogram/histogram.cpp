@@ -5,7 +5,8 @@
 // family, each with its kernels and launch plans: histogram_atomics.cu (global-atomics,
 // shared), histogram_optimized.cu (optimized, the default: lane-private counters wherever a
 // block's shared memory holds one word per lane position for each, per-warp sub-histograms
-// for larger histograms).
+// for larger histograms; tma, the default where it applies: optimized's byte bins for one
+// channel of u8, or u16 with the default bins, fed by the Tensor Memory Accelerator on sm_90+).
 // When one histogram does not fit in a block's shared memory (many bins times entries,
 // e.g. 65536 bins), shared and optimized count with global atomics instead.
 //
@@ -20,7 +21,7 @@
 // Counters: each entry (the channels, then luminance) has bins + 2 of them: the bins,
 // then out-of-range, then NaN. Per-block 32-bit counters cannot overflow: a block counts
 // at most 2^30 + a few thousand pixels (see launchWarpAtomics; a lane-column block, below
-// 2^32 values: laneGridBlocks' limits; both in histogram_optimized.cu).
+// 2^32 values, tma's too: laneGridBlocks' limits; both in histogram_optimized.cu).
 // Bytes per run: the input, read once (the histogram itself is negligible).
 #include "histogram_variants.hpp"
 
@@ -35,19 +36,35 @@ namespace kl::gpu {
 const VariantRegistry<HistogramProblem, HistogramLaunch>& histogramVariants()
 {
     static const VariantRegistry<HistogramProblem, HistogramLaunch> registry(
-        "histogram", {globalAtomicsHistogram(), sharedHistogram(), optimizedHistogram()},
-        [](const HistogramProblem&) { return "optimized"; });
+        "histogram", {globalAtomicsHistogram(), sharedHistogram(), optimizedHistogram(), tmaHistogram()},
+        [](const HistogramProblem& p) { return histogramVariants().whyNot("tma", p).empty() ? "tma" : "optimized"; });
     return registry;
 }
 
 std::vector<VariantInfo> histogramVariantInfo() { return histogramVariants().info(); }
 
+namespace {
+
+/// u16 with 256 bins over [0, 65536): scale 2^-8, offset 0, so histogramBin(v) == v >> 8.
+bool defaultU16Binning(int depth, const HistogramBinning& b)
+{
+    return depth == CV_16U && b.bins == 256 && b.lo == 0 && b.hi == 65536 && b.scale == 1.0 / 256 && b.offset == 0;
+}
+
+HistogramProblem problemFor(const cv::Mat& input, const HistogramSpec& spec, const HistogramBinning& binning,
+                            const DeviceInfo& device)
+{
+    const int depth = input.depth();
+    return {depth, input.channels(), spec.luminance && input.channels() >= 3,
+            depth == CV_8U || defaultU16Binning(depth, binning), device};
+}
+
+} // namespace
+
 std::string whyNotApplicable(const std::string& variant, const cv::Mat& input, const HistogramSpec& spec,
                              const DeviceInfo& device)
 {
-    resolveBinning(input, spec);  // validates
-    const HistogramProblem problem{input.depth(), input.channels(), spec.luminance && input.channels() >= 3, device};
-    return histogramVariants().whyNot(variant, problem);
+    return histogramVariants().whyNot(variant, problemFor(input, spec, resolveBinning(input, spec), device));
 }
 
 GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const HistogramSpec& spec,
@@ -56,12 +73,10 @@ GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const Histogr
     const HistogramBinning binning = resolveBinning(input, spec);  // validates input and spec
     const cv::Mat src = input.isContinuous() ? input : input.clone();
     const int rows = src.rows, channels = src.channels(), depth = src.depth();
-    const bool luminance = spec.luminance && channels >= 3;
-    const auto& variant =
-        histogramVariants().resolve(options.variant, HistogramProblem{depth, channels, luminance, engine.info});
-    const BinRule rule{binning.scale, binning.offset, binning.bins,
-                       depth == CV_16U && binning.bins == 256 && binning.lo == 0 && binning.hi == 65536 &&
-                           binning.scale == 1.0 / 256 && binning.offset == 0,
+    const HistogramProblem problem = problemFor(src, spec, binning, engine.info);
+    const bool luminance = problem.luminance;
+    const auto& variant = histogramVariants().resolve(options.variant, problem);
+    const BinRule rule{binning.scale, binning.offset, binning.bins, defaultU16Binning(depth, binning),
                        floatBinning(binning)};
     const size_t stride = size_t(rule.stride()), slotCount = size_t(channels + (luminance ? 1 : 0)) * stride;
     const size_t countBytes = slotCount * sizeof(unsigned long long);
@@ -89,7 +104,7 @@ GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const Histogr
     p.prepare = [&](int requested) {
         dIn = static_cast<std::byte*>(engine.cache.device("histogram.in", bytes));
         dCounts = static_cast<unsigned long long*>(engine.cache.device("histogram.counts", countBytes));
-        plan = variant.launch.plan(HistogramProblem{depth, channels, luminance, engine.info}, rule, engine.properties);
+        plan = variant.launch.plan(problem, rule, engine.properties);
         return strip.split(requested);
     };
     p.resetOutput = [&](cudaStream_t s) { KL_CUDA_TRY(cudaMemsetAsync(dCounts, 0, countBytes, s)); };

@@ -60,6 +60,18 @@ __device__ __forceinline__ void forEachEntry(const typename F::T* pixel, const B
     if constexpr (F::entries > F::channels) add(F::channels, slotOf(luminanceOf(pixel), rule));
 }
 
+/// The pixel thread threadIdx.x of block 0 counts besides the whole units (16-byte vectors or
+/// pixel groups of `unitPixels` pixels, units [unitFirst, unitLast)): the pixels of span before
+/// the first and after the last whole unit, fewer than 2 * unitPixels <= 32; span.last for none.
+__device__ __forceinline__ size_t edgePixel(const PixelSpan& span, size_t unitFirst, size_t unitLast, size_t unitPixels)
+{
+    const size_t headEnd = span.last < unitFirst * unitPixels ? span.last : unitFirst * unitPixels;
+    const size_t tailBegin = unitLast * unitPixels > headEnd ? unitLast * unitPixels : headEnd;
+    const size_t head = headEnd - span.first, t = threadIdx.x;
+    const size_t p = t < head ? span.first + t : tailBegin + (t - head);
+    return p < span.last ? p : span.last;
+}
+
 /// Adds a block's `copies` sub-histograms of `slots` counters each into the global histogram.
 __device__ void addToGlobal(const unsigned* hist, int slots, int copies, unsigned long long* counts)
 {

@@ -1,4 +1,5 @@
-// histogram's optimized variant, the default:
+// histogram's optimized variant, and tma, the default where it applies.
+// optimized:
 //   Single-channel u8, and single-channel u16 with the default binning (256 bins, bin = high
 //   byte): a grid of a few blocks per SM striding over 16-byte vectors (4 per thread in
 //   flight), with 32-bit counters private to each lane position: word (bin, lane) sits in bank
@@ -17,7 +18,15 @@
 //   lanes all hold one bin adds the whole warp's count with one atomic, so a constant image
 //   does not serialize on one counter.
 // Where one histogram does not fit a block's shared memory it counts with global atomics.
+// tma (sm_90+; one channel of u8, or u16 with the default binning): optimized's byte bins and
+//   fold, but one block per SM whose extra warp streams the image in 16 KB chunks with bulk
+//   copies (the Tensor Memory Accelerator) into a ring of 4 shared buffers, so every block
+//   has its next chunks in flight while it counts; the loads no longer wait behind the
+//   atomics (docs/performance.md, "histogram tma").
 #include "histogram_device.cuh"
+#include "../tma_ring.cuh"
+
+#include "kernellab/image.hpp"
 
 #include <algorithm>
 
@@ -93,10 +102,7 @@ __global__ void __launch_bounds__(kThreads)
 
     // The pixels before the first and after the last whole group (fewer than 2 * G <= 32): block 0.
     if (blockIdx.x == 0) {
-        const size_t headEnd = span.last < groupFirst * G ? span.last : groupFirst * G;
-        const size_t tailBegin = groupLast * G > headEnd ? groupLast * G : headEnd;
-        const size_t head = headEnd - span.first, t = threadIdx.x;
-        const size_t p = t < head ? span.first + t : tailBegin + (t - head);
+        const size_t p = edgePixel(span, groupFirst, groupLast, G);
         if (p < span.last)
             forEachEntry<F>(image + p * F::channels, rule,
                             [&](int entry, int s) { atomicAdd(own + entry * stride + s, 1u); });
@@ -153,6 +159,14 @@ template <typename T> __device__ __forceinline__ void countWord(unsigned word, u
         atomicAdd(column + __byte_perm(word, 0, 0x4440 + byte) * 32, 1u);
 }
 
+template <typename T> __device__ __forceinline__ void countVector(const uint4& v, unsigned* column)
+{
+    countWord<T>(v.x, column);
+    countWord<T>(v.y, column);
+    countWord<T>(v.z, column);
+    countWord<T>(v.w, column);
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kLaneThreads)
     histogramByteBins(const T* __restrict__ image, PixelSpan span, BinRule rule, unsigned long long* __restrict__ counts)
@@ -177,25 +191,86 @@ __global__ void __launch_bounds__(kLaneThreads)
             if (first + u * kLaneThreads < vectorLast) v[u] = __ldg(vectors + first + u * kLaneThreads);
 #pragma unroll
         for (int u = 0; u < kLaneUnroll; ++u)
-            if (first + u * kLaneThreads < vectorLast) {
-                countWord<T>(v[u].x, column);
-                countWord<T>(v[u].y, column);
-                countWord<T>(v[u].z, column);
-                countWord<T>(v[u].w, column);
-            }
+            if (first + u * kLaneThreads < vectorLast) countVector<T>(v[u], column);
     }
 
     // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
     if (blockIdx.x == 0) {
-        const size_t headEnd = span.last < vectorFirst * P ? span.last : vectorFirst * P;
-        const size_t tailBegin = vectorLast * P > headEnd ? vectorLast * P : headEnd;
-        const size_t head = headEnd - span.first, t = threadIdx.x;
-        const size_t p = t < head ? span.first + t : tailBegin + (t - head);
+        const size_t p = edgePixel(span, vectorFirst, vectorLast, P);
         if (p < span.last) atomicAdd(column + slotOf(image[p], rule) * 32, 1u);
     }
     __syncthreads();
 
     foldColumns<kLaneThreads>(columns, kByteBins, kByteBins, rule.stride(), counts);
+}
+
+// ---- tma: the byte bins fed by the Tensor Memory Accelerator (sm_90) ------------------------
+
+/// tma's ring: chunks of kTmaChunkVectors 16-byte vectors (2 per compute thread) in kTmaStages
+/// shared buffers, filled by one thread of a copying warp while kLaneThreads threads count.
+constexpr int kTmaChunkVectors = 1024;
+constexpr int kTmaStages = 4;
+constexpr int kTmaThreads = kLaneThreads + 32;
+constexpr size_t kTmaRingOffset = ByteBinPlan<uint8_t>::sharedWords * sizeof(unsigned);
+constexpr size_t kTmaSharedBytes = kTmaRingOffset + size_t(kTmaStages) * kTmaChunkVectors * 16 + 2 * kTmaStages * sizeof(uint64_t);
+
+/// histogramByteBins's counting and fold, but the vectors arrive by bulk copies into a ring of
+/// shared buffers, so each block has its next chunks in flight while it counts (one block per SM).
+template <typename T>
+__global__ void __launch_bounds__(kTmaThreads)
+    histogramByteBinsTma(const T* __restrict__ image, PixelSpan span, BinRule rule, unsigned long long* __restrict__ counts)
+{
+#if __CUDA_ARCH__ >= 900
+    using Plan = ByteBinPlan<T>;
+    constexpr int P = Plan::valuesPerVector, perThread = kTmaChunkVectors / kLaneThreads;
+    extern __shared__ uint4 shared[];
+    unsigned* columns = reinterpret_cast<unsigned*>(shared);
+    uint4* buffers = shared + kTmaRingOffset / 16;
+    const TmaRing<kTmaStages> ring(reinterpret_cast<uint64_t*>(buffers + kTmaStages * kTmaChunkVectors));
+    for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kTmaThreads) shared[i] = make_uint4(0, 0, 0, 0);
+    if (threadIdx.x == 0) ring.init(kLaneThreads);
+    __syncthreads();
+
+    // Whole vectors are 16-byte aligned: they are counted from the image's start.
+    const size_t vectorFirst = (span.first + P - 1) / P, vectorLast = span.last / P;
+    const size_t vectors = vectorLast > vectorFirst ? vectorLast - vectorFirst : 0;
+    const size_t chunks = (vectors + kTmaChunkVectors - 1) / kTmaChunkVectors;
+    const uint4* source = reinterpret_cast<const uint4*>(image) + vectorFirst;
+    if (threadIdx.x >= kLaneThreads) {  // the copying warp
+        if (threadIdx.x != kLaneThreads) return;
+        int n = 0;
+        for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, ++n) {
+            const size_t first = c * kTmaChunkVectors;
+            const auto bytes = uint32_t(min(size_t(kTmaChunkVectors), vectors - first) * 16);
+            uint64_t* full = ring.beginFill(n, bytes);
+            cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                     buffers + ring.buffer(n) * kTmaChunkVectors, source + first, bytes, full);
+        }
+        return;
+    }
+    unsigned* column = columns + threadIdx.x % 32;
+    int n = 0;
+    for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, ++n) {
+        const int inChunk = int(min(size_t(kTmaChunkVectors), vectors - c * kTmaChunkVectors));
+        const uint4* buffer = buffers + ring.buffer(n) * kTmaChunkVectors;
+        ring.waitFull(n);
+        uint4 v[perThread];
+#pragma unroll
+        for (int u = 0; u < perThread; ++u) v[u] = buffer[threadIdx.x + u * kLaneThreads];
+        ring.release(n);
+#pragma unroll
+        for (int u = 0; u < perThread; ++u)
+            if (int(threadIdx.x) + u * kLaneThreads < inChunk) countVector<T>(v[u], column);
+    }
+
+    // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
+    if (blockIdx.x == 0) {
+        const size_t p = edgePixel(span, vectorFirst, vectorLast, P);
+        if (p < span.last) atomicAdd(column + slotOf(image[p], rule) * 32, 1u);
+    }
+    asm volatile("bar.sync 1, %0;" ::"n"(kLaneThreads) : "memory");  // the counting warps only
+    foldColumns<kLaneThreads>(columns, kByteBins, kByteBins, rule.stride(), counts);
+#endif
 }
 
 /// The lane-column kernel's blocks: its columns (up to 165 KB for 256 bins on 4 channels and
@@ -252,10 +327,7 @@ __global__ void __launch_bounds__(kColumnThreads)
 
     // The pixels before the first and after the last whole group (fewer than 2 * G <= 32): block 0.
     if (blockIdx.x == 0) {
-        const size_t headEnd = span.last < groupFirst * G ? span.last : groupFirst * G;
-        const size_t tailBegin = groupLast * G > headEnd ? groupLast * G : headEnd;
-        const size_t head = headEnd - span.first, t = threadIdx.x;
-        const size_t p = t < head ? span.first + t : tailBegin + (t - head);
+        const size_t p = edgePixel(span, groupFirst, groupLast, G);
         if (p < span.last) forEachEntry<F>(image + p * F::channels, rule, count);
     }
     __syncthreads();
@@ -300,6 +372,20 @@ void launchByteBins(const LaunchPlan& plan, const void* image, PixelSpan span, c
     const unsigned blocks = laneGridBlocks(vectors, stride, Plan::maxStridesPerBlock, plan.residentBlocks);
     histogramByteBins<T><<<blocks, kLaneThreads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule,
                                                                              counts);
+    KL_CHECK_LAUNCH();
+}
+
+template <typename T>
+void launchByteBinsTma(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
+                       unsigned long long* counts, cudaStream_t stream)
+{
+    constexpr size_t P = ByteBinPlan<T>::valuesPerVector;
+    const size_t vectorFirst = (span.first + P - 1) / P;
+    const size_t vectors = std::max(span.last / P, vectorFirst) - vectorFirst;
+    // A block's counters hold below 2^32 values.
+    const unsigned blocks = laneGridBlocks(vectors, kTmaChunkVectors, 0xffffffffu / (kTmaChunkVectors * P), plan.residentBlocks);
+    histogramByteBinsTma<T><<<blocks, kTmaThreads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule,
+                                                                              counts);
     KL_CHECK_LAUNCH();
 }
 
@@ -368,12 +454,43 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
     return plan;
 }
 
+/// tma's plan: one block per SM (the ring keeps its chunks in flight; fewer blocks fold fewer
+/// columns into the global histogram).
+LaunchPlan tmaPlan(const HistogramProblem& problem, const BinRule&, const cudaDeviceProp& device)
+{
+    LaunchPlan plan;
+    plan.sharedBytes = kTmaSharedBytes;
+    plan.residentBlocks = device.multiProcessorCount;
+    const auto prepare = [&](auto kernel, LaunchPlan::Launch launch) {
+        allowSharedMemory(kernel, plan.sharedBytes);
+        plan.launch = launch;
+    };
+    if (problem.depth == CV_8U) prepare(histogramByteBinsTma<uint8_t>, launchByteBinsTma<uint8_t>);
+    else prepare(histogramByteBinsTma<uint16_t>, launchByteBinsTma<uint16_t>);
+    return plan;
+}
+
+std::string whyNotTma(const HistogramProblem& p)
+{
+    if (p.channels == 1 && p.byteBins && p.device.computeMajor >= 9) return {};
+    return "needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), and a GPU of compute "
+           "capability 9.0 or newer; this is " + depthName(p.depth) + " x" + std::to_string(p.channels) +
+           (p.depth == CV_16U && !p.byteBins ? " with other bins" : "") + ", compute capability " +
+           std::to_string(p.device.computeMajor) + "." + std::to_string(p.device.computeMinor);
+}
+
 } // namespace
 
 HistogramVariant optimizedHistogram()
 {
     return {"optimized", "lane-private counters (conflict-free whatever the data) where they fit shared memory, per-warp copies for larger histograms",
             nullptr, {KL_HISTOGRAM_PLAN(optimizedPlan)}};
+}
+
+HistogramVariant tmaHistogram()
+{
+    return {"tma", "optimized's lane-private byte bins, the image streamed by the Tensor Memory Accelerator into a ring of shared buffers (single-channel u8, u16 with the default bins; sm_90+)",
+            whyNotTma, {tmaPlan}};
 }
 
 } // namespace kl::gpu

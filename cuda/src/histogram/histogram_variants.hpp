@@ -35,6 +35,8 @@ struct PixelSpan {
 struct HistogramProblem {
     int depth, channels;
     bool luminance;
+    /// Every value's bin is one of its bytes: u8, or u16 with the default 256 bins over [0, 65536).
+    bool byteBins;
     const DeviceInfo& device;
 };
 
@@ -63,6 +65,7 @@ using HistogramVariant = VariantDescriptor<HistogramProblem, HistogramLaunch>;
 HistogramVariant globalAtomicsHistogram();  // histogram_atomics.cu
 HistogramVariant sharedHistogram();         // histogram_atomics.cu
 HistogramVariant optimizedHistogram();      // histogram_optimized.cu
+HistogramVariant tmaHistogram();            // histogram_optimized.cu
 
 /// global-atomics' plan, which shared and optimized fall back to where one histogram does not
 /// fit a block's shared memory (histogram_atomics.cu).
