@@ -16,7 +16,7 @@
 //              16-bit integer lanes, two bytes per multiply-add, exact, then one rounding (the
 //              reference's sums are the same integers times the factor, exact in f64, so the bits
 //              equal the reference's). Each block stages its tile of input rows in shared memory by
-//              cp.async (conv2dIntegerTiles).
+//              cp.async (conv2dIntegerTiles). Boxes keep running column sums: one row in, one out.
 // And one variant for any kernel that shares their staged tiles:
 //   staged-rows  any image, square 3x3, 5x5 and 7x7 kernels of any taps (conv2dStagedRows): the tile
 //              staged as integer's (f32 tiles 16 rows tall), then each thread widens each input row
@@ -193,8 +193,10 @@ template <typename F> void withIntegerKernel(const Conv2dRun& run, F&& f)
         constexpr int CN = decltype(cn)::value;
         withFixedSize(run.kRows, [&](auto k) {
             constexpr int K = decltype(k)::value;
-            if (!run.dyadicTaps) f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, true>);
-            else f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, false>);
+            // Non-dyadic unit columns are the boxes; a dyadic kernel with one takes the general form.
+            if (run.dyadicTaps) f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, false, false>);
+            else if (run.unitColumnTaps) f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, true, true>);
+            else f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, true, false>);
         });
     });
 }
@@ -204,6 +206,7 @@ void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, 
     const IntegerTaps& k = *problem.integer;
     run.tapScale = k.scale;
     run.dyadicTaps = k.dyadic();
+    run.unitColumnTaps = std::all_of(k.taps.column.begin(), k.taps.column.end(), [](uint32_t t) { return t == 1; });
     withIntegerKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
     copyToSymbol(cRowTapsInteger, k.taps.row, stream);
     copyToSymbol(cColumnTapsInteger, k.taps.column, stream);

@@ -145,21 +145,15 @@ __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&rin
     storeSums(out, flat, flatCols, sum);
 }
 
-/// The integer ring's output row to the `remaining` elements of the row from `out`, in whole words:
-/// a word that passes the row end writes into the row's padding (rows are pitched, rowPitch), which
-/// is never copied back (byte stores for a row's last word would cost a branch on every row of every
-/// thread). The column taps over the ring's lanes give the exact integer sums. Dyadic taps (Scaled
-/// false): the sums are 2^8 times the result (kIntegerFractionBits), rounded to nearest, ties to even,
+/// An integer output row's exact sums, in 16-bit lanes (sum[p]: elements 2p and 2p + 1), to the
+/// `remaining` elements of the row from `out`, in whole words: a word that passes the row end writes
+/// into the row's padding (rows are pitched, rowPitch), which is never copied back (byte stores for a
+/// row's last word would cost a branch on every row of every thread). Dyadic taps (Scaled false): the sums are 2^8 times the result (kIntegerFractionBits), rounded to nearest, ties to even,
 /// like saturateRound, in the lanes (integerTaps keeps them within 0..255). Scaled: each sum times
 /// `scale`, rounded once by saturateRound.
-template <bool Scaled, int K, int N>
-__device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)[K][N / 2], int first, float scale)
+template <bool Scaled, int N>
+__device__ void storeLaneSums(uint8_t* out, int remaining, const uint32_t (&sum)[N / 2], float scale)
 {
-    uint32_t sum[N / 2] = {};
-#pragma unroll
-    for (int i = 0; i < K; ++i)
-#pragma unroll
-        for (int p = 0; p < N / 2; ++p) sum[p] += cColumnTapsInteger[i] * ring[(first + i) % K][p];
     if constexpr (Scaled) {
         // (2^23 + lane) * scale - 2^23 * scale in one fma: the lane's sum times scale, rounded once
         const float offset = -8388608.0f * scale;
@@ -179,6 +173,18 @@ __device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)
         for (int g = 0; g < N / 4; ++g)
             if (4 * g < remaining) reinterpret_cast<uint32_t*>(out)[g] = results(g);
     }
+}
+
+/// The integer ring's output row, ring slots `first` .. in slice row order, through storeLaneSums.
+template <bool Scaled, int K, int N>
+__device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)[K][N / 2], int first, float scale)
+{
+    uint32_t sum[N / 2] = {};
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+#pragma unroll
+        for (int p = 0; p < N / 2; ++p) sum[p] += cColumnTapsInteger[i] * ring[(first + i) % K][p];
+    storeLaneSums<Scaled, N>(out, remaining, sum, scale);
 }
 
 /// One row pass of slice row k for a thread whose window leaves its row, element by element.
@@ -405,10 +411,12 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, int 
     }
 }
 
-/// The integer variant (u8, integerTaps' kernels; Scaled: not dyadic, see storeRingRow): the staged
+/// The integer variant (u8, integerTaps' kernels; Scaled: not dyadic, see storeLaneSums): the staged
 /// tiles (walkStagedTiles) with sums in 16-bit lanes, two elements per word (rowSums,
-/// storeRingRow's integer forms).
-template <int CN, int K, bool Scaled>
+/// storeRingRow's integer forms). UnitColumn (column taps all 1, as a box's): each output row's sums
+/// are the previous row's less the slice row that leaves the window plus the one that enters, 2 adds
+/// a word instead of K multiply-adds. No lane borrows: the sums still hold the leaving row.
+template <int CN, int K, bool Scaled, bool UnitColumn>
 __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, int tileRows, float scale)
 {
     using S = IntegerTile<CN, K>;
@@ -416,9 +424,22 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
     walkStagedTiles<S>(
         a, tileRows,
         [&](int flat, int y0, int y1, const auto& window) {
-            uint32_t ring[K][N / 2];
-            walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums(window(k), out); },
-                     [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, a.cols * CN - flat, ring, first, scale); });
+            const int remaining = a.cols * CN - flat;
+            if constexpr (UnitColumn) {
+                uint32_t ring[K][N / 2] = {}, sum[N / 2] = {};
+                walkRing(y0, y1, ring,
+                         [&](int k, uint32_t(&slot)[N / 2]) {
+                             uint32_t entering[N / 2];
+                             rowSums(window(k), entering);
+#pragma unroll
+                             for (int p = 0; p < N / 2; ++p) sum[p] = sum[p] - slot[p] + entering[p], slot[p] = entering[p];
+                         },
+                         [&](int y, int) { storeLaneSums<Scaled, N>(a.outRow(y) + flat, remaining, sum, scale); });
+            } else {
+                uint32_t ring[K][N / 2];
+                walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums(window(k), out); },
+                         [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, remaining, ring, first, scale); });
+            }
         },
         [&](int flat, int y0, int y1) { ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, flat, y0, y1); });
 }

@@ -80,6 +80,7 @@ struct Conv2dRun {
     float borderValue = 0;
     float tapScale = 1;  ///< dp4a, dp2a, integer: the kernel's common factor over its integer taps (1: none)
     bool dyadicTaps = false;  ///< integer: IntegerTaps::dyadic (the lanes round as bytes)
+    bool unitColumnTaps = false;  ///< integer: every column tap is 1, as a box's (running column sums)
     int rowsPerChunk = 0, chunks = 0;
     size_t sharedMemoryLimit = 0;  ///< per block, opted in (DeviceInfo::sharedMemoryPerBlockOptIn)
     int multiprocessors = 0;
