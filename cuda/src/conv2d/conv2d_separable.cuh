@@ -148,8 +148,9 @@ __device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&rin
 /// An integer output row's exact sums, in 16-bit lanes (sum[p]: elements 2p and 2p + 1), to the
 /// `remaining` elements of the row from `out`, in whole words: a word that passes the row end writes
 /// into the row's padding (rows are pitched, rowPitch), which is never copied back (byte stores for a
-/// row's last word would cost a branch on every row of every thread). Dyadic taps (Scaled false): the sums are 2^8 times the result (kIntegerFractionBits), rounded to nearest, ties to even,
-/// like saturateRound, in the lanes (integerTaps keeps them within 0..255). Scaled: each sum times
+/// row's last word would cost a branch on every row of every thread). Dyadic taps (Scaled false): the
+/// sums are 2^8 times the result (kIntegerFractionBits), rounded to nearest, ties to even, like
+/// saturateRound, in the lanes (integerTaps keeps them within 0..255). Scaled: each sum times
 /// `scale`, rounded once by saturateRound.
 template <bool Scaled, int N>
 __device__ void storeLaneSums(uint8_t* out, int remaining, const uint32_t (&sum)[N / 2], float scale)

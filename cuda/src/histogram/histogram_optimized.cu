@@ -1,4 +1,4 @@
-// histogram's optimized variant, and tma, the default where it applies.
+// histogram's optimized variant (the default where tma does not apply) and tma.
 // optimized:
 //   Single-channel u8, and single-channel u16 with the default binning (256 bins, bin = high
 //   byte): a grid of a few blocks per SM striding over 16-byte vectors (4 per thread in
@@ -22,7 +22,7 @@
 //   fold, but one block per SM whose extra warp streams the image in 16 KB chunks with bulk
 //   copies (the Tensor Memory Accelerator) into a ring of 4 shared buffers, so every block
 //   has its next chunks in flight while it counts; the loads no longer wait behind the
-//   atomics (docs/performance.md, "histogram tma").
+//   atomics (docs/performance.md, "Sixteenth step").
 #include "histogram_device.cuh"
 #include "../tma_ring.cuh"
 
