@@ -3,6 +3,7 @@
 // with borders, and the host-side dispatch from a run's depths, channels and kernel size to
 // compiled kernels. Each family's .cu includes it (and owns its own __constant__ taps).
 #include "conv2d_variants.hpp"
+#include "../launch_limits.hpp"
 
 #include "kernellab/border.hpp"
 #include "kernellab/conv2d.hpp"
@@ -207,11 +208,11 @@ inline dim3 gridFor(int cols, int rows, int colsPerBlock, int rowsPerBlock)
                 std::min(unsigned(rows + rowsPerBlock - 1) / unsigned(rowsPerBlock), kMaxGridY));
 }
 
-/// Lets `kernel` launch with `bytes` of dynamic shared memory (above 48 KB a kernel must opt in
-/// before its launch); this also loads its module before any timed run.
+/// allowSharedMemory (which also loads the kernel's module before any timed run), preferring
+/// shared memory to L1.
 template <typename Kernel> void optInSharedMemory(Kernel* kernel, size_t bytes)
 {
-    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    allowSharedMemory(kernel, bytes);
     // Left to itself the driver may keep most of the SM's memory as L1, fitting fewer blocks.
     KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      int(cudaSharedmemCarveoutMaxShared)));

@@ -40,9 +40,7 @@ constexpr int kStagedMinWaves = 4;
 /// asked once per run, in prepare, so that launches stay free of driver queries.
 template <typename Kernel> int stagedSlots(Kernel* kernel, int multiprocessors)
 {
-    int perSm = 0;
-    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kRingThreads, 0));
-    return std::max(1, perSm) * multiprocessors;
+    return residentBlocks(kernel, kRingThreads, 0, multiprocessors);
 }
 
 /// The staged tiles' height for strip `a` (tile S; `slots` blocks resident on the whole GPU): the

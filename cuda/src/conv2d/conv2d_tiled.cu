@@ -108,10 +108,7 @@ PFN_cuTensorMapEncodeTiled_v12000 tensorMapEncoder()
 template <int K> int configureTma(int multiprocessors)
 {
     optInSharedMemory(conv2dTma<K>, TmaShape<K>::bytes);
-    int perSM = 0;
-    KL_CUDA_TRY(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, conv2dTma<K>, kTmaConsumers + 32, TmaShape<K>::bytes));
-    return std::clamp(perSM, 1, kTmaBlocksPerSM) * multiprocessors;
+    return residentBlocks(conv2dTma<K>, kTmaConsumers + 32, TmaShape<K>::bytes, multiprocessors, kTmaBlocksPerSM);
 }
 
 /// A tensor map over a `cols` x `sliceRows` f32 slice at `slice` (rows `pitchBytes` apart) whose

@@ -3,6 +3,7 @@
 // device, the merge into the global histogram, and the host-side dispatch from an image's
 // depth and channels to a Format. Each family's .cu includes it.
 #include "histogram_variants.hpp"
+#include "../launch_limits.hpp"
 
 #include <opencv2/core.hpp>
 
@@ -80,11 +81,6 @@ __device__ void addToGlobal(const unsigned* hist, int slots, int copies, unsigne
         for (int c = 0; c < copies; ++c) sum += hist[c * slots + i];
         if (sum) atomicAdd(counts + i, sum);
     }
-}
-
-template <typename Kernel> void allowSharedMemory(Kernel kernel, size_t bytes)
-{
-    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
 /// One histogram of format F in 32-bit counters: every entry's slots.

@@ -419,9 +419,7 @@ LaunchPlan laneColumnPlan(Kernel kernel, int threads, LaunchPlan::Launch launch,
     plan.launch = launch;
     plan.sharedBytes = sharedBytes;
     allowSharedMemory(kernel, sharedBytes);
-    int perSm = 0;
-    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, sharedBytes));
-    plan.residentBlocks = std::max(1, perSm) * device.multiProcessorCount;
+    plan.residentBlocks = residentBlocks(kernel, threads, sharedBytes, device.multiProcessorCount);
     return plan;
 }
 
@@ -447,10 +445,8 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
     plan.copies = std::clamp(int(device.sharedMemPerMultiprocessor / 4 / bytes), 1, kWarps);
     plan.sharedBytes = size_t(plan.copies) * bytes;
     allowSharedMemory(histogramWarpAtomics<F>, plan.sharedBytes);
-    int perSm = 0;
-    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, histogramWarpAtomics<F>, kThreads,
-                                                              plan.sharedBytes));
-    plan.residentBlocks = std::max(1, perSm) * device.multiProcessorCount;
+    plan.residentBlocks =
+        residentBlocks(histogramWarpAtomics<F>, kThreads, plan.sharedBytes, device.multiProcessorCount);
     return plan;
 }
 
