@@ -9,7 +9,8 @@
 
 namespace kl::gpu {
 
-/// Lets `kernel` take `bytes` of dynamic shared memory (above 48 KB it must opt in).
+/// Lets `kernel` take `bytes` of dynamic shared memory (above 48 KB it must opt in). Setting an
+/// attribute also loads the kernel's module, so that no timed run pays for it.
 template <typename Kernel> void allowSharedMemory(Kernel* kernel, size_t bytes)
 {
     KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));

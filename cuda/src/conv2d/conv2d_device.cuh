@@ -208,8 +208,7 @@ inline dim3 gridFor(int cols, int rows, int colsPerBlock, int rowsPerBlock)
                 std::min(unsigned(rows + rowsPerBlock - 1) / unsigned(rowsPerBlock), kMaxGridY));
 }
 
-/// allowSharedMemory (which also loads the kernel's module before any timed run), preferring
-/// shared memory to L1.
+/// allowSharedMemory, and the SM's memory split towards shared memory rather than L1.
 template <typename Kernel> void optInSharedMemory(Kernel* kernel, size_t bytes)
 {
     allowSharedMemory(kernel, bytes);
