@@ -61,13 +61,29 @@ __device__ __forceinline__ void forEachEntry(const typename F::T* pixel, const B
     if constexpr (F::entries > F::channels) add(F::channels, slotOf(luminanceOf(pixel), rule));
 }
 
-/// The pixel thread threadIdx.x of block 0 counts besides the whole units (16-byte vectors or
-/// pixel groups of `unitPixels` pixels, units [unitFirst, unitLast)): the pixels of span before
-/// the first and after the last whole unit, fewer than 2 * unitPixels <= 32; span.last for none.
-__device__ __forceinline__ size_t edgePixel(const PixelSpan& span, size_t unitFirst, size_t unitLast, size_t unitPixels)
+/// The whole units of a span: 16-byte vectors, or groups of whole pixels that fill whole vectors,
+/// `unitPixels` values or pixels each and counted from the image's start (which is 16-byte
+/// aligned), so unit u covers [u * unitPixels, (u + 1) * unitPixels). None when the span lies
+/// inside one unit.
+struct WholeUnits {
+    size_t first, last;
+    size_t unitPixels;
+    __host__ __device__ size_t count() const { return last - first; }
+};
+
+__host__ __device__ inline WholeUnits wholeUnits(const PixelSpan& span, size_t unitPixels)
 {
-    const size_t headEnd = span.last < unitFirst * unitPixels ? span.last : unitFirst * unitPixels;
-    const size_t tailBegin = unitLast * unitPixels > headEnd ? unitLast * unitPixels : headEnd;
+    const size_t first = (span.first + unitPixels - 1) / unitPixels, last = span.last / unitPixels;
+    return {first, last > first ? last : first, unitPixels};
+}
+
+/// The pixel thread threadIdx.x of block 0 counts besides the whole units: the pixels of span
+/// before the first and after the last whole unit, fewer than 2 * units.unitPixels <= 32;
+/// span.last for none.
+__device__ __forceinline__ size_t edgePixel(const PixelSpan& span, const WholeUnits& units)
+{
+    const size_t headEnd = span.last < units.first * units.unitPixels ? span.last : units.first * units.unitPixels;
+    const size_t tailBegin = units.last * units.unitPixels > headEnd ? units.last * units.unitPixels : headEnd;
     const size_t head = headEnd - span.first, t = threadIdx.x;
     const size_t p = t < head ? span.first + t : tailBegin + (t - head);
     return p < span.last ? p : span.last;

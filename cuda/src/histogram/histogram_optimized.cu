@@ -77,14 +77,13 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     unsigned* own = hist + (threadIdx.x / 32) % copies * slots;
 
-    // Whole groups are 16-byte aligned: they are counted from the image's start.
-    const size_t groupFirst = (span.first + G - 1) / G, groupLast = span.last / G;
+    const WholeUnits groups = wholeUnits(span, G);
     const auto* vectors = reinterpret_cast<const uint4*>(image);
     // Whole warps iterate together (lanes past the end idle) so that the votes see all 32 lanes.
-    const size_t warpStart = groupFirst + (size_t(blockIdx.x) * kWarps + threadIdx.x / 32) * 32;
-    for (size_t base = warpStart; base < groupLast; base += size_t(gridDim.x) * kThreads) {
+    const size_t warpStart = groups.first + (size_t(blockIdx.x) * kWarps + threadIdx.x / 32) * 32;
+    for (size_t base = warpStart; base < groups.last; base += size_t(gridDim.x) * kThreads) {
         const size_t group = base + threadIdx.x % 32;
-        const bool valid = group < groupLast;
+        const bool valid = group < groups.last;
         uint4 raw[F::groupVectors] = {};
         if (valid) {
 #pragma unroll
@@ -102,7 +101,7 @@ __global__ void __launch_bounds__(kThreads)
 
     // The pixels before the first and after the last whole group (fewer than 2 * G <= 32): block 0.
     if (blockIdx.x == 0) {
-        const size_t p = edgePixel(span, groupFirst, groupLast, G);
+        const size_t p = edgePixel(span, groups);
         if (p < span.last)
             forEachEntry<F>(image + p * F::channels, rule,
                             [&](int entry, int s) { atomicAdd(own + entry * stride + s, 1u); });
@@ -121,9 +120,6 @@ constexpr int kLaneUnroll = 4;  ///< vectors a thread loads before counting them
 /// position `lane` of every warp of the block.
 template <typename T> struct ByteBinPlan {
     static constexpr int valuesPerVector = 16 / int(sizeof(T));
-    /// Block-wide strides of kLaneUnroll vectors per thread a block may take: its counters hold
-    /// below 2^32 values.
-    static constexpr size_t maxStridesPerBlock = 0xffffffffu / (size_t(kLaneThreads) * kLaneUnroll * valuesPerVector);
     static constexpr size_t sharedWords = size_t(kByteBins) * 32;
 };
 
@@ -179,24 +175,23 @@ __global__ void __launch_bounds__(kLaneThreads)
     __syncthreads();
     unsigned* column = columns + threadIdx.x % 32;
 
-    // Whole vectors are 16-byte aligned: they are counted from the image's start.
-    const size_t vectorFirst = (span.first + P - 1) / P, vectorLast = span.last / P;
+    const WholeUnits whole = wholeUnits(span, P);
     const auto* vectors = reinterpret_cast<const uint4*>(image);
     constexpr size_t stride = size_t(kLaneThreads) * kLaneUnroll;
-    for (size_t start = vectorFirst + blockIdx.x * stride; start < vectorLast; start += gridDim.x * stride) {
+    for (size_t start = whole.first + blockIdx.x * stride; start < whole.last; start += gridDim.x * stride) {
         const size_t first = start + threadIdx.x;
         uint4 v[kLaneUnroll] = {};
 #pragma unroll
         for (int u = 0; u < kLaneUnroll; ++u)
-            if (first + u * kLaneThreads < vectorLast) v[u] = __ldg(vectors + first + u * kLaneThreads);
+            if (first + u * kLaneThreads < whole.last) v[u] = __ldg(vectors + first + u * kLaneThreads);
 #pragma unroll
         for (int u = 0; u < kLaneUnroll; ++u)
-            if (first + u * kLaneThreads < vectorLast) countVector<T>(v[u], column);
+            if (first + u * kLaneThreads < whole.last) countVector<T>(v[u], column);
     }
 
     // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
     if (blockIdx.x == 0) {
-        const size_t p = edgePixel(span, vectorFirst, vectorLast, P);
+        const size_t p = edgePixel(span, whole);
         if (p < span.last) atomicAdd(column + slotOf(image[p], rule) * 32, 1u);
     }
     __syncthreads();
@@ -231,11 +226,10 @@ __global__ void __launch_bounds__(kTmaThreads)
     if (threadIdx.x == 0) ring.init(kLaneThreads);
     __syncthreads();
 
-    // Whole vectors are 16-byte aligned: they are counted from the image's start.
-    const size_t vectorFirst = (span.first + P - 1) / P, vectorLast = span.last / P;
-    const size_t vectors = vectorLast > vectorFirst ? vectorLast - vectorFirst : 0;
+    const WholeUnits whole = wholeUnits(span, P);
+    const size_t vectors = whole.count();
     const size_t chunks = (vectors + kTmaChunkVectors - 1) / kTmaChunkVectors;
-    const uint4* source = reinterpret_cast<const uint4*>(image) + vectorFirst;
+    const uint4* source = reinterpret_cast<const uint4*>(image) + whole.first;
     if (threadIdx.x >= kLaneThreads) {  // the copying warp
         if (threadIdx.x != kLaneThreads) return;
         int n = 0;
@@ -265,7 +259,7 @@ __global__ void __launch_bounds__(kTmaThreads)
 
     // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
     if (blockIdx.x == 0) {
-        const size_t p = edgePixel(span, vectorFirst, vectorLast, P);
+        const size_t p = edgePixel(span, whole);
         if (p < span.last) atomicAdd(column + slotOf(image[p], rule) * 32, 1u);
     }
     asm volatile("bar.sync 1, %0;" ::"n"(kLaneThreads) : "memory");  // the counting warps only
@@ -304,21 +298,20 @@ __global__ void __launch_bounds__(kColumnThreads)
     unsigned* lane = columns + threadIdx.x % 32;
     const auto count = [&](int entry, int slot) { atomicAdd(lane + entry * columnWords + slot * 32, 1u); };
 
-    // Whole groups are 16-byte aligned: they are counted from the image's start.
-    const size_t groupFirst = (span.first + G - 1) / G, groupLast = span.last / G;
+    const WholeUnits groups = wholeUnits(span, G);
     const auto* vectors = reinterpret_cast<const uint4*>(image);
     constexpr size_t stride = size_t(kColumnThreads) * kColumnUnroll<F>;
-    for (size_t start = groupFirst + blockIdx.x * stride; start < groupLast; start += gridDim.x * stride) {
+    for (size_t start = groups.first + blockIdx.x * stride; start < groups.last; start += gridDim.x * stride) {
         const size_t first = start + threadIdx.x;
         uint4 raw[kColumnUnroll<F>][V] = {};
 #pragma unroll
         for (int u = 0; u < kColumnUnroll<F>; ++u)
-            if (first + u * kColumnThreads < groupLast)
+            if (first + u * kColumnThreads < groups.last)
 #pragma unroll
                 for (int v = 0; v < V; ++v) raw[u][v] = __ldg(vectors + (first + u * kColumnThreads) * V + v);
 #pragma unroll
         for (int u = 0; u < kColumnUnroll<F>; ++u)
-            if (first + u * kColumnThreads < groupLast) {
+            if (first + u * kColumnThreads < groups.last) {
                 const T* pixels = reinterpret_cast<const T*>(raw[u]);
 #pragma unroll
                 for (int i = 0; i < G; ++i) forEachEntry<F>(pixels + i * F::channels, rule, count);
@@ -327,7 +320,7 @@ __global__ void __launch_bounds__(kColumnThreads)
 
     // The pixels before the first and after the last whole group (fewer than 2 * G <= 32): block 0.
     if (blockIdx.x == 0) {
-        const size_t p = edgePixel(span, groupFirst, groupLast, G);
+        const size_t p = edgePixel(span, groups);
         if (p < span.last) forEachEntry<F>(image + p * F::channels, rule, count);
     }
     __syncthreads();
@@ -341,8 +334,7 @@ void launchWarpAtomics(const LaunchPlan& plan, const void* image, PixelSpan span
                        unsigned long long* counts, cudaStream_t stream)
 {
     const size_t pixels = span.last - span.first;
-    constexpr size_t G = F::groupPixels;
-    const size_t groups = std::max(span.last / G, (span.first + G - 1) / G) - (span.first + G - 1) / G;
+    const size_t groups = wholeUnits(span, F::groupPixels).count();
     // No more blocks than there is work for, and enough that none counts over kMaxPixelsPerBlock.
     const unsigned blocks = std::max({1u, std::min(blocksFor(groups, kThreads), unsigned(plan.residentBlocks)),
                                       blocksFor(pixels, kMaxPixelsPerBlock)});
@@ -351,12 +343,13 @@ void launchWarpAtomics(const LaunchPlan& plan, const void* image, PixelSpan span
     KL_CHECK_LAUNCH();
 }
 
-/// The lane-column kernels' persistent grid over `units` (vectors or pixel groups), taken `stride`
-/// per block-wide step: no more blocks than steps, and enough that no block takes more than
-/// `maxStridesPerBlock` (its 32-bit counters' limit).
-unsigned laneGridBlocks(size_t units, size_t stride, size_t maxStridesPerBlock, int residentBlocks)
+/// The lane-column kernels' persistent grid over a span's whole units (vectors or pixel groups),
+/// taken `stride` per block-wide step: no more blocks than steps, and enough that no block's
+/// 32-bit counters reach 2^32 (a step adds stride * unitPixels values to an entry).
+unsigned laneGridBlocks(const WholeUnits& units, size_t stride, int residentBlocks)
 {
-    const size_t strides = (units + stride - 1) / stride;
+    const size_t strides = (units.count() + stride - 1) / stride;
+    const size_t maxStridesPerBlock = 0xffffffffu / (stride * units.unitPixels);
     return unsigned(std::max<size_t>({1, std::min<size_t>(strides, size_t(residentBlocks)),
                                       (strides + maxStridesPerBlock - 1) / maxStridesPerBlock}));
 }
@@ -365,11 +358,8 @@ template <typename T>
 void launchByteBins(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
                     unsigned long long* counts, cudaStream_t stream)
 {
-    using Plan = ByteBinPlan<T>;
-    constexpr size_t P = Plan::valuesPerVector, stride = size_t(kLaneThreads) * kLaneUnroll;
-    const size_t vectorFirst = (span.first + P - 1) / P;
-    const size_t vectors = std::max(span.last / P, vectorFirst) - vectorFirst;
-    const unsigned blocks = laneGridBlocks(vectors, stride, Plan::maxStridesPerBlock, plan.residentBlocks);
+    const unsigned blocks = laneGridBlocks(wholeUnits(span, ByteBinPlan<T>::valuesPerVector),
+                                           size_t(kLaneThreads) * kLaneUnroll, plan.residentBlocks);
     histogramByteBins<T><<<blocks, kLaneThreads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule,
                                                                              counts);
     KL_CHECK_LAUNCH();
@@ -379,11 +369,8 @@ template <typename T>
 void launchByteBinsTma(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
                        unsigned long long* counts, cudaStream_t stream)
 {
-    constexpr size_t P = ByteBinPlan<T>::valuesPerVector;
-    const size_t vectorFirst = (span.first + P - 1) / P;
-    const size_t vectors = std::max(span.last / P, vectorFirst) - vectorFirst;
-    // A block's counters hold below 2^32 values.
-    const unsigned blocks = laneGridBlocks(vectors, kTmaChunkVectors, 0xffffffffu / (kTmaChunkVectors * P), plan.residentBlocks);
+    const unsigned blocks =
+        laneGridBlocks(wholeUnits(span, ByteBinPlan<T>::valuesPerVector), kTmaChunkVectors, plan.residentBlocks);
     histogramByteBinsTma<T><<<blocks, kTmaThreads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule,
                                                                               counts);
     KL_CHECK_LAUNCH();
@@ -393,11 +380,8 @@ template <typename F>
 void launchLaneColumns(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
                        unsigned long long* counts, cudaStream_t stream)
 {
-    constexpr size_t G = F::groupPixels, stride = size_t(kColumnThreads) * kColumnUnroll<F>;
-    const size_t groupFirst = (span.first + G - 1) / G;
-    const size_t groups = std::max(span.last / G, groupFirst) - groupFirst;
-    // A block-wide step counts stride * G pixels per entry.
-    const unsigned blocks = laneGridBlocks(groups, stride, 0xffffffffu / (stride * G), plan.residentBlocks);
+    const unsigned blocks =
+        laneGridBlocks(wholeUnits(span, F::groupPixels), size_t(kColumnThreads) * kColumnUnroll<F>, plan.residentBlocks);
     histogramLaneColumns<F><<<blocks, kColumnThreads, plan.sharedBytes, stream>>>(
         static_cast<const typename F::T*>(image), span, rule, counts);
     KL_CHECK_LAUNCH();
