@@ -354,58 +354,44 @@ unsigned laneGridBlocks(const WholeUnits& units, size_t stride, int residentBloc
                                       (strides + maxStridesPerBlock - 1) / maxStridesPerBlock}));
 }
 
-template <typename T>
-void launchByteBins(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
-                    unsigned long long* counts, cudaStream_t stream)
-{
-    const unsigned blocks = laneGridBlocks(wholeUnits(span, ByteBinPlan<T>::valuesPerVector),
-                                           size_t(kLaneThreads) * kLaneUnroll, plan.residentBlocks);
-    histogramByteBins<T><<<blocks, kLaneThreads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule,
-                                                                             counts);
-    KL_CHECK_LAUNCH();
-}
-
-template <typename T>
-void launchByteBinsTma(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
+/// A lane-column kernel (`Kernel`, blocks of `Threads`) on its persistent grid: units of
+/// `UnitPixels` values (or pixels), `Stride` units a block-wide step.
+template <typename T, auto Kernel, int Threads, size_t UnitPixels, size_t Stride> struct LaneGrid {
+    static void launch(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
                        unsigned long long* counts, cudaStream_t stream)
-{
-    const unsigned blocks =
-        laneGridBlocks(wholeUnits(span, ByteBinPlan<T>::valuesPerVector), kTmaChunkVectors, plan.residentBlocks);
-    histogramByteBinsTma<T><<<blocks, kTmaThreads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule,
-                                                                              counts);
-    KL_CHECK_LAUNCH();
-}
+    {
+        const unsigned blocks = laneGridBlocks(wholeUnits(span, UnitPixels), Stride, plan.residentBlocks);
+        Kernel<<<blocks, Threads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule, counts);
+        KL_CHECK_LAUNCH();
+    }
 
+    /// `sharedBytes` of columns (and buffers), as many blocks as stay resident, at most
+    /// `perSmCap` an SM.
+    static LaunchPlan plan(size_t sharedBytes, const cudaDeviceProp& device, int perSmCap = INT_MAX)
+    {
+        LaunchPlan plan;
+        plan.launch = launch;
+        plan.sharedBytes = sharedBytes;
+        allowSharedMemory(Kernel, sharedBytes);
+        plan.residentBlocks = residentBlocks(Kernel, Threads, sharedBytes, device.multiProcessorCount, perSmCap);
+        return plan;
+    }
+};
+
+template <typename T>
+using ByteBinGrid = LaneGrid<T, histogramByteBins<T>, kLaneThreads, ByteBinPlan<T>::valuesPerVector,
+                             size_t(kLaneThreads) * kLaneUnroll>;
+template <typename T>
+using TmaGrid = LaneGrid<T, histogramByteBinsTma<T>, kTmaThreads, ByteBinPlan<T>::valuesPerVector, kTmaChunkVectors>;
 template <typename F>
-void launchLaneColumns(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
-                       unsigned long long* counts, cudaStream_t stream)
-{
-    const unsigned blocks =
-        laneGridBlocks(wholeUnits(span, F::groupPixels), size_t(kColumnThreads) * kColumnUnroll<F>, plan.residentBlocks);
-    histogramLaneColumns<F><<<blocks, kColumnThreads, plan.sharedBytes, stream>>>(
-        static_cast<const typename F::T*>(image), span, rule, counts);
-    KL_CHECK_LAUNCH();
-}
+using LaneColumnGrid = LaneGrid<typename F::T, histogramLaneColumns<F>, kColumnThreads, F::groupPixels,
+                                size_t(kColumnThreads) * kColumnUnroll<F>>;
 
 /// Formats the byte-bin kernel may count: single-channel u8 and u16 (u16 only with the
 /// default binning, see optimizedPlan).
 template <typename F>
 constexpr bool kByteBinFormat = F::channels == 1 && F::entries == 1 &&
                                 (std::is_same<typename F::T, uint8_t>::value || std::is_same<typename F::T, uint16_t>::value);
-
-/// A lane-column plan: `kernel` (blocks of `threads`) with `sharedBytes` of columns, as many
-/// blocks as stay resident.
-template <typename Kernel>
-LaunchPlan laneColumnPlan(Kernel kernel, int threads, LaunchPlan::Launch launch, size_t sharedBytes,
-                          const cudaDeviceProp& device)
-{
-    LaunchPlan plan;
-    plan.launch = launch;
-    plan.sharedBytes = sharedBytes;
-    allowSharedMemory(kernel, sharedBytes);
-    plan.residentBlocks = residentBlocks(kernel, threads, sharedBytes, device.multiProcessorCount);
-    return plan;
-}
 
 template <typename F>
 LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, const cudaDeviceProp& device)
@@ -416,12 +402,12 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
     if constexpr (kByteBinFormat<F>) {
         using T = typename F::T;
         if (sizeof(T) == 1 || rule.u16ByShift)
-            return laneColumnPlan(histogramByteBins<T>, kLaneThreads, launchByteBins<T>, columnBytes, device);
+            return ByteBinGrid<T>::plan(columnBytes, device);
     }
     // A word per lane position for every counter.
     const size_t laneColumnBytes = size_t(F::entries) * size_t(columnSlots<F>(rule)) * 32 * sizeof(unsigned);
     if (laneColumnBytes <= device.sharedMemPerBlockOptin)
-        return laneColumnPlan(histogramLaneColumns<F>, kColumnThreads, launchLaneColumns<F>, laneColumnBytes, device);
+        return LaneColumnGrid<F>::plan(laneColumnBytes, device);
     LaunchPlan plan;
     // As many per-warp copies as fit in a quarter of an SM's shared memory, so that
     // several blocks stay resident to hide memory latency.
@@ -438,16 +424,8 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
 /// columns into the global histogram).
 LaunchPlan tmaPlan(const HistogramProblem& problem, const BinRule&, const cudaDeviceProp& device)
 {
-    LaunchPlan plan;
-    plan.sharedBytes = kTmaSharedBytes;
-    plan.residentBlocks = device.multiProcessorCount;
-    const auto prepare = [&](auto kernel, LaunchPlan::Launch launch) {
-        allowSharedMemory(kernel, plan.sharedBytes);
-        plan.launch = launch;
-    };
-    if (problem.depth == CV_8U) prepare(histogramByteBinsTma<uint8_t>, launchByteBinsTma<uint8_t>);
-    else prepare(histogramByteBinsTma<uint16_t>, launchByteBinsTma<uint16_t>);
-    return plan;
+    return problem.depth == CV_8U ? TmaGrid<uint8_t>::plan(kTmaSharedBytes, device, 1)
+                                  : TmaGrid<uint16_t>::plan(kTmaSharedBytes, device, 1);
 }
 
 std::string whyNotTma(const HistogramProblem& p)
