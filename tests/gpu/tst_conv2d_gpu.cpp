@@ -584,6 +584,40 @@ private slots:
                         }
     }
 
+    // The staged kernels' tile schedule (stagedSchedule) on images tall enough for all of it on an
+    // H100 or H200 (132 SMs): the head's cycles of heights (8 .. 32 rows, or 8 .. 24 for u16 15x15 on
+    // 3 channels), the tall tiles and the tail of 8-row tiles, through integer, separable and
+    // staged-rows, against the reference; 1 and 3 streams (strips that start inside the schedule).
+    void stagedScheduleCoversEveryRow()
+    {
+        kl::Conv2DPresetParams gaussian;
+        gaussian.width = gaussian.height = 5;
+        struct Case {
+            const char* variant;
+            int depth, channels, cols;
+            cv::Mat kernel;
+        };
+        uint64_t seed = 18000;
+        // u8: two tile columns, so that integer's tall tiles (1056 blocks resident) are taller than the tail's
+        const Case cases[] = {{"integer", CV_8U, 1, 1031, kl::makeConv2DKernel(kl::Conv2DPreset::Gaussian, gaussian)},
+                              {"separable", CV_8U, 1, 1031, randomSeparableKernel(5, 5, ++seed)},
+                              {"staged-rows", CV_8U, 1, 1031, randomKernel(5, 5, false, ++seed)},
+                              {"separable", CV_16U, 3, 23, randomSeparableKernel(15, 15, ++seed)}};
+        for (const Case& c : cases)
+            for (BorderMode border : {BorderMode::Reflect101, BorderMode::Constant}) {
+                const cv::Mat input = kltest::randomImage(45013, c.cols, c.depth, c.channels, ++seed);
+                Conv2DSpec spec = makeSpec(c.kernel, border, c.depth);
+                spec.borderValue = c.depth == CV_8U ? 200 : 40000;
+                const cv::Mat expected = kl::conv2dReference(input, spec);
+                for (int streams : {1, 3}) {
+                    const std::string failure =
+                        compareWithReference(run(input, spec, c.variant, streams, HostMemory::Pinned), expected, input, spec);
+                    QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, c.variant) + ", " + std::to_string(streams) +
+                                                          " streams: " + failure));
+                }
+            }
+    }
+
     // staged-rows against the reference under the acceptance rule: random taps of every size it runs,
     // u8/u16/f32, integer and f32 output, every border (on u8/u16 the constant one at a value the depth
     // holds, staged with the tile, and at one it does not, the edge strips), 1, 3 and 4 channels, sizes

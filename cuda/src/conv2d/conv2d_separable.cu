@@ -43,11 +43,12 @@ template <typename Kernel> int stagedSlots(Kernel* kernel, int multiprocessors)
     return residentBlocks(kernel, kRingThreads, 0, multiprocessors);
 }
 
-/// The staged tiles' height for strip `a` (tile S; `slots` blocks resident on the whole GPU): the
-/// tallest of S::rows, S::rows - 8, ... 8 whose grid is at least kStagedMinWaves waves of resident
-/// blocks, else 8. A grid below a wave (a sample image in 32-row tiles) leaves SMs idle, and at
-/// 8192^2 u8 x1 4.1 waves of 24-row tiles measured 3% faster than 3.1 of 32; lower tiles restage
-/// more halo rows per output (docs/performance.md, "Tile height").
+/// The staged tiles' height for strip `a` (tile S; `slots` blocks resident on the whole GPU) between
+/// the schedule's head and tail (stagedSchedule): the tallest of S::rows, S::rows - 8, ... 8 whose
+/// grid is at least kStagedMinWaves waves of resident blocks, else 8. A grid below a wave (a sample
+/// image in 32-row tiles) leaves SMs idle, and at 8192^2 u8 x1 4.1 waves of 24-row tiles measured 3%
+/// faster than 3.1 of 32; lower tiles restage more halo rows per output (docs/performance.md, "Tile
+/// height").
 template <typename S, typename T, typename Out> int stagedTileRows(const StripArgs<T, Out>& a, int slots)
 {
     const long columns = (long(a.cols) * S::CN + S::elements - 1) / S::elements;
@@ -56,15 +57,38 @@ template <typename S, typename T, typename Out> int stagedTileRows(const StripAr
     return 8;
 }
 
-/// Launches staged-tile kernel `kernel` (tile S) over chunk `chunk` of `run` with its tile height:
-/// kernel<<<grid, kRingThreads>>>(a, tileRows, args...).
+/// The tiles of strip `a` (tile S; `slots` blocks resident on the whole GPU), as TileSchedule
+/// describes them: the head and the short tail a wave of tiles each, where the strip has rows for
+/// them, whole cycles of the head only. A strip of fewer than kStagedMinWaves waves of
+/// kScheduleStep-row tiles (a sample image) runs in those throughout: a head of taller tiles would
+/// leave SMs idle there.
+template <typename S, typename T, typename Out> TileSchedule stagedSchedule(const StripArgs<T, Out>& a, int slots)
+{
+    TileSchedule schedule{};
+    schedule.headPeriod = S::rows / kScheduleStep;
+    schedule.tall = stagedTileRows<S>(a, slots);
+    const int columns = (a.cols * S::CN + S::elements - 1) / S::elements;
+    const int waveTiles = (slots + columns - 1) / columns;
+    const bool manyWaves = long(columns) * ((a.rows + kScheduleStep - 1) / kScheduleStep) >= long(kStagedMinWaves) * slots;
+    const int cycles =
+        manyWaves ? std::min((waveTiles + schedule.headPeriod - 1) / schedule.headPeriod, a.rows / schedule.cycleRows()) : 0;
+    schedule.headTiles = cycles * schedule.headPeriod;
+    const int remaining = a.rows - schedule.headRows();
+    const int tallTiles = std::max(0, remaining - waveTiles * kScheduleStep) / schedule.tall;
+    schedule.tallEnd = schedule.headTiles + tallTiles;
+    schedule.tiles = schedule.tallEnd + (remaining - tallTiles * schedule.tall + kScheduleStep - 1) / kScheduleStep;
+    return schedule;
+}
+
+/// Launches staged-tile kernel `kernel` (tile S) over chunk `chunk` of `run` with its schedule:
+/// kernel<<<grid, kRingThreads>>>(a, schedule, args...).
 template <typename S, typename T, typename Out, typename... Args>
-void launchStaged(S, void (*kernel)(StripArgs<T, Out>, int, Args...), const Conv2dRun& run, int chunk,
+void launchStaged(S, void (*kernel)(StripArgs<T, Out>, TileSchedule, Args...), const Conv2dRun& run, int chunk,
                   cudaStream_t stream, Args... args)
 {
     const StripArgs<T, Out> a = stripArgs<T, Out>(run, chunk);
-    const int rows = stagedTileRows<S>(a, run.stagedSlots);
-    kernel<<<gridFor(a.cols * S::CN, a.rows, S::elements, rows), kRingThreads, 0, stream>>>(a, rows, args...);
+    const TileSchedule schedule = stagedSchedule<S>(a, run.stagedSlots);
+    kernel<<<gridFor(a.cols * S::CN, schedule.tiles, S::elements, 1), kRingThreads, 0, stream>>>(a, schedule, args...);
 }
 
 std::string whyNotSeparable(const Conv2dProblem& p)

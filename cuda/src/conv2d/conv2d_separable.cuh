@@ -348,8 +348,39 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
     }
 }
 
-/// The staged kernels' walk over their tiles: a block's tile is StagedTile's elements by tileRows
-/// (at most S::rows; stagedTileRows) output rows. The block copies the tile's input rows, with the
+/// Which output rows each tile of a staged grid covers; tile t is blockIdx.y (then + gridDim.y, ...).
+/// Three runs of tiles: the first wave of them cycles through heights kScheduleStep,
+/// 2 kScheduleStep, ... S::rows, so that blocks resident together finish at different times and
+/// the blocks after them do not stage their tiles at the same moment; then `tall` rows each
+/// (stagedTileRows); the last wave kScheduleStep rows each, so that the grid ends in short blocks
+/// (docs/performance.md, "Eighteenth step").
+constexpr int kScheduleStep = 8;
+struct TileSchedule {
+    int headPeriod;  ///< heights in the head's cycle: kScheduleStep * (1 .. headPeriod)
+    int headTiles;   ///< whole cycles
+    int tall;
+    int tallEnd;  ///< tiles [headTiles, tallEnd) are tall; the rest kScheduleStep rows
+    int tiles;
+
+    __host__ __device__ int cycleRows() const { return kScheduleStep * headPeriod * (headPeriod + 1) / 2; }
+    __host__ __device__ int headRows() const { return headTiles / headPeriod * cycleRows(); }
+
+    /// Tile t's first output row and its rows (the last tile's may pass the image's last row).
+    __device__ void rowsOf(int t, int& y0, int& rows) const
+    {
+        if (t < headTiles) {
+            const int j = t % headPeriod;
+            y0 = t / headPeriod * cycleRows() + kScheduleStep * j * (j + 1) / 2, rows = kScheduleStep * (j + 1);
+        } else if (t < tallEnd) {
+            y0 = headRows() + (t - headTiles) * tall, rows = tall;
+        } else {
+            y0 = headRows() + (tallEnd - headTiles) * tall + (t - tallEnd) * kScheduleStep, rows = kScheduleStep;
+        }
+    }
+};
+
+/// The staged kernels' walk over their tiles: a block's tile is StagedTile's elements by the
+/// schedule's rows for it (at most S::rows). The block copies the tile's input rows, with the
 /// halo, into shared memory: inside the row by cp.async, 16 bytes per copy and all in flight at
 /// once; past the row ends and in constant border rows element by element (stageTileEdges). Then
 /// walk(flat, y0, y1, window) walks the N elements from `flat` of the thread down the tile,
@@ -358,7 +389,8 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
 /// by element. (Staging the tile, rather than the ring walk's loads from global memory, keeps
 /// enough bytes in flight.)
 template <typename S, typename T, typename Out, typename Walk, typename Edge>
-__device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, int tileRows, Walk&& walk, Edge&& edge)
+__device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, const TileSchedule& schedule, Walk&& walk,
+                                                Edge&& edge)
 {
     using Window = typename S::Window;
     constexpr int CN = S::CN, K = S::K, N = S::N;
@@ -369,7 +401,9 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, int 
     const bool stagedBorder = std::is_same_v<T, float> || a.border != BorderMode::Constant ||
                               (a.borderValue >= 0 && a.borderValue <= maxValue && a.borderValue == truncf(a.borderValue));
     const int firstCopyRow = threadIdx.x / S::copiesPerRow, firstCopyChunk = threadIdx.x % S::copiesPerRow;
-    for (int y0 = blockIdx.y * tileRows; y0 < a.rows; y0 += gridDim.y * tileRows) {
+    for (int t = blockIdx.y; t < schedule.tiles; t += gridDim.y) {
+        int y0, tileRows;
+        schedule.rowsOf(t, y0, tileRows);
         const int y1 = min(y0 + tileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
         const bool imageRows = a.imageRow(y0) && a.imageRow(last);
         if (!stagedBorder && !(interiorColumns && imageRows)) {
@@ -418,12 +452,12 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, int 
 /// are the previous row's less the slice row that leaves the window plus the one that enters, 2 adds
 /// a word instead of K multiply-adds. No lane borrows: the sums still hold the leaving row.
 template <int CN, int K, bool Scaled, bool UnitColumn>
-__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, int tileRows, float scale)
+__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, TileSchedule schedule, float scale)
 {
     using S = IntegerTile<CN, K>;
     constexpr int N = S::N;
     walkStagedTiles<S>(
-        a, tileRows,
+        a, schedule,
         [&](int flat, int y0, int y1, const auto& window) {
             const int remaining = a.cols * CN - flat;
             if constexpr (UnitColumn) {
@@ -448,12 +482,12 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
 /// separable's ring for u8/u16 images: the staged tiles (walkStagedTiles) with conv2dSeparableRing's
 /// f32 sums (rowSums, storeRingRow), so the same bits as that ring.
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In, Out> a, int tileRows)
+__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In, Out> a, TileSchedule schedule)
 {
     using S = StagedRingTile<In, CN, K>;
     constexpr int N = S::N;
     walkStagedTiles<S>(
-        a, tileRows,
+        a, schedule,
         [&](int flat, int y0, int y1, const auto& window) {
             float ring[K][N];
             walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
@@ -491,13 +525,13 @@ __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat,
 /// last kernel row is in. An output's K x K products are one fma chain in row-major order: no
 /// separate row sums to add (a different order from shared's, equal under the acceptance rule).
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In, Out> a, int tileRows)
+__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In, Out> a, TileSchedule schedule)
 {
     using S = StagedRowsTile<In, CN, K>;
     using W = typename S::Window;
     constexpr int N = S::N;
     walkStagedTiles<S>(
-        a, tileRows,
+        a, schedule,
         [&](int flat, int y0, int y1, const auto& window) {
             // Output row y's sums are sums[(y - y0) % K]; the loops are unrolled by K so that every
             // slot is a constant.
