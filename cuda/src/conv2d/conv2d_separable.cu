@@ -24,6 +24,7 @@
 //              one fma chain. Fewer instructions an output than shared, which widens and stages
 //              every element as f32, reloads each row for every output row and adds row sums.
 #include "conv2d_separable.cuh"
+#include "conv2d_separable_tiles.cuh"
 
 #include "kernellab/image.hpp"
 
