@@ -44,18 +44,29 @@ template <typename Kernel> int stagedSlots(Kernel* kernel, int multiprocessors)
     return residentBlocks(kernel, kRingThreads, 0, multiprocessors);
 }
 
+/// Tile columns of strip `a` in tiles S.
+template <typename S, typename T, typename Out> int stagedColumns(const StripArgs<T, Out>& a)
+{
+    return (a.cols * S::CN + S::elements - 1) / S::elements;
+}
+
+/// Whether strip `a` in `rows`-row tiles S is at least kStagedMinWaves waves of `slots` resident
+/// blocks (on the whole GPU).
+template <typename S, typename T, typename Out> bool fillsStagedWaves(const StripArgs<T, Out>& a, int rows, int slots)
+{
+    return long(stagedColumns<S>(a)) * ((a.rows + rows - 1) / rows) >= long(kStagedMinWaves) * slots;
+}
+
 /// The staged tiles' height for strip `a` (tile S; `slots` blocks resident on the whole GPU) between
-/// the schedule's head and tail (stagedSchedule): the tallest of S::rows, S::rows - 8, ... 8 whose
-/// grid is at least kStagedMinWaves waves of resident blocks, else 8. A grid below a wave (a sample
-/// image in 32-row tiles) leaves SMs idle, and at 8192^2 u8 x1 4.1 waves of 24-row tiles measured 3%
-/// faster than 3.1 of 32; lower tiles restage more halo rows per output (docs/performance.md, "Tile
-/// height").
+/// the schedule's head and tail (stagedSchedule): the tallest of S::rows, S::rows - 8, ... 8 that
+/// fills kStagedMinWaves waves, else 8. A grid below a wave (a sample image in 32-row tiles) leaves
+/// SMs idle, and at 8192^2 u8 x1 4.1 waves of 24-row tiles measured 3% faster than 3.1 of 32; lower
+/// tiles restage more halo rows per output (docs/performance.md, "Tile height").
 template <typename S, typename T, typename Out> int stagedTileRows(const StripArgs<T, Out>& a, int slots)
 {
-    const long columns = (long(a.cols) * S::CN + S::elements - 1) / S::elements;
-    for (int rows = S::rows; rows > 8; rows -= 8)
-        if (columns * ((a.rows + rows - 1) / rows) >= long(kStagedMinWaves) * slots) return rows;
-    return 8;
+    for (int rows = S::rows; rows > kScheduleStep; rows -= kScheduleStep)
+        if (fillsStagedWaves<S>(a, rows, slots)) return rows;
+    return kScheduleStep;
 }
 
 /// The tiles of strip `a` (tile S; `slots` blocks resident on the whole GPU), as TileSchedule
@@ -68,11 +79,10 @@ template <typename S, typename T, typename Out> TileSchedule stagedSchedule(cons
     TileSchedule schedule{};
     schedule.headPeriod = S::rows / kScheduleStep;
     schedule.tall = stagedTileRows<S>(a, slots);
-    const int columns = (a.cols * S::CN + S::elements - 1) / S::elements;
+    const int columns = stagedColumns<S>(a);
     const int waveTiles = (slots + columns - 1) / columns;
-    const bool manyWaves = long(columns) * ((a.rows + kScheduleStep - 1) / kScheduleStep) >= long(kStagedMinWaves) * slots;
-    const int cycles =
-        manyWaves ? std::min((waveTiles + schedule.headPeriod - 1) / schedule.headPeriod, a.rows / schedule.cycleRows()) : 0;
+    const int cycles = fillsStagedWaves<S>(a, kScheduleStep, slots)
+                           ? std::min((waveTiles + schedule.headPeriod - 1) / schedule.headPeriod, a.rows / schedule.cycleRows()) : 0;
     schedule.headTiles = cycles * schedule.headPeriod;
     const int remaining = a.rows - schedule.headRows();
     const int tallTiles = std::max(0, remaining - waveTiles * kScheduleStep) / schedule.tall;
