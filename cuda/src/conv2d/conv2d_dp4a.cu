@@ -4,7 +4,7 @@
 //
 // The tiled f32 kernels spend several instructions per input element before the first multiply
 // (widening, shared stores and loads, rounding on the way out): integer filters are bound by
-// instruction issue there, not by memory. Here a thread reads the 4-byte words of its rows
+// instruction issue there, not by memory. Here a thread reads the 32-bit words of its rows
 // straight from global memory (L1 serves the neighbours' overlap) and transposes each block of
 // L rows x L elements (L = 4 bytes or 2 halves a word) into column words: rows r .. r + L - 1 of
 // one element. One dp4a (4 byte products and their sum) or dp2a (2 half-by-byte products) then
@@ -101,6 +101,12 @@ template <typename T, typename Out, int CN, int K> constexpr int dotElements()
     return u16 && CN == 1 ? 4 : 8;
 }
 
+/// Whether a thread reads the E elements it owns in each row as one vector (E * sizeof(T) bytes,
+/// aligned to that), the halo beside them word by word, instead of every word alone. Integer
+/// outputs: 1-6% faster; f32 outputs keep word loads, the vector measured no faster on u8 and 5%
+/// slower on u16 x3 and x4 (docs/performance.md, "dp4a: packed results and vector loads").
+template <typename Out> constexpr bool kDotVectorLoads = !std::is_same_v<Out, float>;
+
 /// [m][g][j]: byte b < L holds the tap of kernel row Lg + b - m, column j, as a signed byte (0
 /// outside the kernel), for the shape of the run's element type and kernel size.
 constexpr int kMaxPackedTaps =
@@ -134,41 +140,83 @@ __device__ uint32_t rowWord(const StripArgs<T, Out>& a, int k, bool borderRow, i
 /// An integer below 2^22 in magnitude as f32, exactly, in two full-rate instructions.
 __device__ float exactFloat(int v) { return __int_as_float(v + 0x4B400000) - 12582912.0f; }
 
-/// A thread's integer sum as its output. Integer taps (Scaled false): exact, the clamp for integer
-/// outputs (saturateRound of an integer) or the integer itself as f32. Integer taps times a common
-/// factor: the exact sum times the factor, rounded once.
-template <bool Scaled, typename Out> __device__ Out result(int sum, float scale)
+/// A thread's E integer sums as its E outputs, packed into the output's 32-bit words in memory
+/// order. Integer taps (Scaled false): exact, clamped for integer outputs (saturateRound of an
+/// integer) or the integer itself as f32. Integer taps times a common factor: the exact sum times
+/// the factor, rounded once.
+template <bool Scaled, typename Out, int E>
+__device__ void outputWords(const int (&sum)[E], float scale, uint32_t (&word)[E * sizeof(Out) / 4])
 {
-    if constexpr (std::is_same_v<Out, float>) return Scaled ? exactFloat(sum) * scale : exactFloat(sum);
-    else if constexpr (Scaled) return saturateRound<Out>(exactFloat(sum) * scale);
-    else return Out(min(max(sum, 0), int(std::numeric_limits<Out>::max())));
-}
-
-/// Elements 4w / sizeof(Out) .. of `v` as one 32-bit word, in memory order.
-template <int E> __device__ uint32_t packedWord(const uint8_t (&v)[E], int w)
-{
-    return uint32_t(v[4 * w]) | uint32_t(v[4 * w + 1]) << 8 | uint32_t(v[4 * w + 2]) << 16 | uint32_t(v[4 * w + 3]) << 24;
-}
-template <int E> __device__ uint32_t packedWord(const uint16_t (&v)[E], int w)
-{
-    return uint32_t(v[2 * w]) | uint32_t(v[2 * w + 1]) << 16;
-}
-template <int E> __device__ uint32_t packedWord(const float (&v)[E], int w) { return __float_as_uint(v[w]); }
-
-/// A thread's E outputs to an address aligned to their size (or to 16 bytes), in the widest stores.
-template <typename Out, int E> __device__ void storeRun(Out* p, const Out (&v)[E])
-{
-    constexpr int words = E * int(sizeof(Out)) / 4;
-    if constexpr (words % 4 == 0) {
+    if constexpr (std::is_same_v<Out, float>) {
 #pragma unroll
-        for (int q = 0; q < words / 4; ++q)
-            reinterpret_cast<uint4*>(p)[q] = {packedWord(v, 4 * q), packedWord(v, 4 * q + 1), packedWord(v, 4 * q + 2),
-                                              packedWord(v, 4 * q + 3)};
-    } else if constexpr (words == 2) {
-        *reinterpret_cast<uint2*>(p) = {packedWord(v, 0), packedWord(v, 1)};
+        for (int n = 0; n < E; ++n) word[n] = __float_as_uint(Scaled ? exactFloat(sum[n]) * scale : exactFloat(sum[n]));
+    } else if constexpr (Scaled) {
+        constexpr int perWord = 4 / sizeof(Out);
+#pragma unroll
+        for (int w = 0; w < E / perWord; ++w) {
+            word[w] = 0;
+#pragma unroll
+            for (int q = 0; q < perWord; ++q)
+                word[w] |= uint32_t(saturateRound<Out>(exactFloat(sum[perWord * w + q]) * scale)) << (8 * sizeof(Out) * q);
+        }
+    } else if constexpr (sizeof(Out) == 1) {
+        // cvt.pack.sat clamps two sums to 0..255 and packs them in one instruction, with the
+        // word's upper half from its third operand: two for four outputs, where a clamp took two
+        // each and the packing about three more.
+        const auto pack = [](int high, int low, uint32_t upper) {
+            uint32_t d;
+            asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(high), "r"(low), "r"(upper));
+            return d;
+        };
+#pragma unroll
+        for (int w = 0; w < E / 4; ++w)
+            word[w] = pack(sum[4 * w + 1], sum[4 * w], pack(sum[4 * w + 3], sum[4 * w + 2], 0u));
     } else {
-        static_assert(words == 1, "4, 8 or a multiple of 16 bytes");
-        *reinterpret_cast<uint32_t*>(p) = packedWord(v, 0);
+#pragma unroll
+        for (int w = 0; w < E / 2; ++w)
+            asm("cvt.pack.sat.u16.s32 %0, %1, %2;" : "=r"(word[w]) : "r"(sum[2 * w + 1]), "r"(sum[2 * w]));
+    }
+}
+
+/// Output element n of packed words.
+template <typename Out, int W> __device__ Out unpacked(const uint32_t (&word)[W], int n)
+{
+    if constexpr (std::is_same_v<Out, float>) {
+        return __uint_as_float(word[n]);
+    } else {
+        constexpr int perWord = 4 / sizeof(Out);
+        return Out(word[n / perWord] >> (8 * sizeof(Out) * (n % perWord)));
+    }
+}
+
+/// A thread's output words to an address aligned to their size (or to 16 bytes), in the widest
+/// stores.
+template <typename Out, int W> __device__ void storeWords(Out* p, const uint32_t (&word)[W])
+{
+    if constexpr (W % 4 == 0) {
+#pragma unroll
+        for (int q = 0; q < W / 4; ++q)
+            reinterpret_cast<uint4*>(p)[q] = {word[4 * q], word[4 * q + 1], word[4 * q + 2], word[4 * q + 3]};
+    } else if constexpr (W == 2) {
+        *reinterpret_cast<uint2*>(p) = {word[0], word[1]};
+    } else {
+        static_assert(W == 1, "4, 8 or a multiple of 16 bytes");
+        *reinterpret_cast<uint32_t*>(p) = word[0];
+    }
+}
+
+/// N consecutive words from a 4N-byte-aligned address, in one load.
+template <int N> __device__ void loadWords(const uint32_t* p, uint32_t (&word)[N])
+{
+    if constexpr (N == 4) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
+        word[0] = v.x, word[1] = v.y, word[2] = v.z, word[3] = v.w;
+    } else if constexpr (N == 2) {
+        const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
+        word[0] = v.x, word[1] = v.y;
+    } else {
+        static_assert(N == 1, "1, 2 or 4 words");
+        word[0] = __ldg(p);
     }
 }
 
@@ -197,8 +245,16 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDot(StripArgs<T, Out> 
 #pragma unroll
                 for (int b = 0; b < L; ++b) {
                     const uint32_t* row = reinterpret_cast<const uint32_t*>(first + size_t(L * g + b) * a.inPitch);
+                    if constexpr (kDotVectorLoads<Out>) {
+                        uint32_t own[E / L];
+                        loadWords(row + pad / L, own);
 #pragma unroll
-                    for (int w = 0; w < words; ++w) rows[g][w][b] = __ldg(row + w);
+                        for (int w = 0; w < words; ++w)
+                            rows[g][w][b] = w >= pad / L && w < (pad + E) / L ? own[w - pad / L] : __ldg(row + w);
+                    } else {
+#pragma unroll
+                        for (int w = 0; w < words; ++w) rows[g][w][b] = __ldg(row + w);
+                    }
                 }
         } else {
 #pragma unroll
@@ -232,16 +288,15 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDot(StripArgs<T, Out> 
                         for (int j = 0; j < K; ++j)
                             sum[n] = Lanes::dot(column[g][pad - radius * CN + n + j * CN],
                                                 cPackedTaps[(m * G + g) * K + j], sum[n]);
-            Out value[E];
-#pragma unroll
-            for (int n = 0; n < E; ++n) value[n] = result<Scaled, Out>(sum[n], scale);
+            uint32_t word[E * sizeof(Out) / 4];
+            outputWords<Scaled, Out>(sum, scale, word);
             Out* out = a.outRow(y + m) + e;
             if (e + E <= flatCols) {
-                storeRun(out, value);
+                storeWords(out, word);
             } else {
 #pragma unroll
                 for (int n = 0; n < E; ++n)
-                    if (e + n < flatCols) out[n] = value[n];
+                    if (e + n < flatCols) out[n] = unpacked<Out>(word, n);
             }
         }
     }
