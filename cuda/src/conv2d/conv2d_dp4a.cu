@@ -103,8 +103,8 @@ template <typename T, typename Out, int CN, int K> constexpr int dotElements()
 
 /// Whether a thread reads the E elements it owns in each row as one vector (E * sizeof(T) bytes,
 /// aligned to that), the halo beside them word by word, instead of every word alone. Integer
-/// outputs: 1-6% faster; f32 outputs keep word loads, the vector measured no faster on u8 and 5%
-/// slower on u16 x3 and x4 (docs/performance.md, "dp4a: packed results and vector loads").
+/// outputs gain from it; f32 outputs measured no faster on u8 and slower on u16 with several
+/// channels, so they keep word loads (docs/performance.md, "dp4a: packed results and vector loads").
 template <typename Out> constexpr bool kDotVectorLoads = !std::is_same_v<Out, float>;
 
 /// [m][g][j]: byte b < L holds the tap of kernel row Lg + b - m, column j, as a signed byte (0
