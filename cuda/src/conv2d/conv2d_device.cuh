@@ -79,19 +79,41 @@ template <typename In> __device__ typename Quad<In>::type loadQuad(const In* p)
     return __ldg(reinterpret_cast<const typename Quad<In>::type*>(p));
 }
 
-/// A loaded quad as f32. Integers are placed under the exponent of 2^23 and 2^23 subtracted:
-/// exact below 2^23, and two full-rate instructions instead of the quarter-rate conversion unit.
+/// A loaded quad as f32, exactly. The kernels that widen every element they read are bound by
+/// issue, so half the elements go through the conversion unit (one instruction, at a quarter of the
+/// rate) and the other half are placed under the exponent of 2^23 and 2^23 subtracted (two
+/// full-rate instructions): either way alone is the slower (docs/performance.md, twenty-first step).
 __device__ float4 widen(float4 q) { return q; }
 __device__ float integerBits(uint32_t bits) { return __uint_as_float(bits) - 8388608.0f; }
+/// Bytes 0 and 2 of w through the conversion unit.
+__device__ void convertEvenBytes(uint32_t w, float& byte0, float& byte2)
+{
+    asm("{.reg .b16 low, high; mov.b32 {low, high}, %2; cvt.rn.f32.u8 %0, low; cvt.rn.f32.u8 %1, high;}"
+        : "=f"(byte0), "=f"(byte2)
+        : "r"(w));
+}
+/// The two 16-bit halves of w through the conversion unit.
+__device__ void convertHalves(uint32_t w, float& low, float& high)
+{
+    asm("{.reg .b16 l, h; mov.b32 {l, h}, %2; cvt.rn.f32.u16 %0, l; cvt.rn.f32.u16 %1, h;}"
+        : "=f"(low), "=f"(high)
+        : "r"(w));
+}
 __device__ float4 widen(uint32_t w)
 {
-    return {integerBits(__byte_perm(w, 0x4B000000u, 0x7440)), integerBits(__byte_perm(w, 0x4B000000u, 0x7441)),
-            integerBits(__byte_perm(w, 0x4B000000u, 0x7442)), integerBits(__byte_perm(w, 0x4B000000u, 0x7443))};
+    float4 f;
+    convertEvenBytes(w, f.x, f.z);
+    f.y = integerBits(__byte_perm(w, 0x4B000000u, 0x7441));
+    f.w = integerBits(__byte_perm(w, 0x4B000000u, 0x7443));
+    return f;
 }
 __device__ float4 widen(uint2 w)
 {
-    return {integerBits(__byte_perm(w.x, 0x4B000000u, 0x7410)), integerBits(__byte_perm(w.x, 0x4B000000u, 0x7432)),
-            integerBits(__byte_perm(w.y, 0x4B000000u, 0x7410)), integerBits(__byte_perm(w.y, 0x4B000000u, 0x7432))};
+    float4 f;
+    convertHalves(w.x, f.x, f.y);
+    f.z = integerBits(__byte_perm(w.y, 0x4B000000u, 0x7410));
+    f.w = integerBits(__byte_perm(w.y, 0x4B000000u, 0x7432));
+    return f;
 }
 
 /// Four results to a 4-element-aligned address in one store (saturateRound for integers).
