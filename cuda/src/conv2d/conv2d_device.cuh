@@ -95,7 +95,7 @@ __device__ void convertEvenBytes(uint32_t w, float& byte0, float& byte2)
 /// The two 16-bit halves of w through the conversion unit.
 __device__ void convertHalves(uint32_t w, float& low, float& high)
 {
-    asm("{.reg .b16 l, h; mov.b32 {l, h}, %2; cvt.rn.f32.u16 %0, l; cvt.rn.f32.u16 %1, h;}"
+    asm("{.reg .b16 low, high; mov.b32 {low, high}, %2; cvt.rn.f32.u16 %0, low; cvt.rn.f32.u16 %1, high;}"
         : "=f"(low), "=f"(high)
         : "r"(w));
 }
@@ -116,21 +116,26 @@ __device__ float4 widen(uint2 w)
     return f;
 }
 
+/// Results rounded and saturated as saturateRound does, packed in memory order into one word: four
+/// u8 (roundedBytes) or two u16 (roundedHalves).
+__device__ uint32_t roundedBytes(float a, float b, float c, float d)
+{
+    const auto pair = [](float low, float high) {  // byte 0 of each, in bytes 0 and 1
+        return __byte_perm(kl::detail::roundSaturateLow(low, uint8_t{}), kl::detail::roundSaturateLow(high, uint8_t{}), 0x0040);
+    };
+    return __byte_perm(pair(a, b), pair(c, d), 0x5410);
+}
+__device__ uint32_t roundedHalves(float a, float b)
+{
+    return __byte_perm(kl::detail::roundSaturateLow(a, uint16_t{}), kl::detail::roundSaturateLow(b, uint16_t{}), 0x5410);
+}
+
 /// Four results to a 4-element-aligned address in one store (saturateRound for integers).
 __device__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
-__device__ void store4(uint8_t* p, float4 v)
-{
-    const auto pair = [](float a, float b) {  // byte 0 of each, in bytes 0 and 1
-        return __byte_perm(kl::detail::roundSaturateLow(a, uint8_t{}), kl::detail::roundSaturateLow(b, uint8_t{}), 0x0040);
-    };
-    *reinterpret_cast<uint32_t*>(p) = __byte_perm(pair(v.x, v.y), pair(v.z, v.w), 0x5410);
-}
+__device__ void store4(uint8_t* p, float4 v) { *reinterpret_cast<uint32_t*>(p) = roundedBytes(v.x, v.y, v.z, v.w); }
 __device__ void store4(uint16_t* p, float4 v)
 {
-    const auto pair = [](float a, float b) {  // the low halves of each
-        return __byte_perm(kl::detail::roundSaturateLow(a, uint16_t{}), kl::detail::roundSaturateLow(b, uint16_t{}), 0x5410);
-    };
-    *reinterpret_cast<uint2*>(p) = {pair(v.x, v.y), pair(v.z, v.w)};
+    *reinterpret_cast<uint2*>(p) = {roundedHalves(v.x, v.y), roundedHalves(v.z, v.w)};
 }
 
 /// floor(n / CN), n of either sign.

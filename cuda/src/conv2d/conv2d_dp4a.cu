@@ -151,13 +151,13 @@ __device__ void outputWords(const int (&sum)[E], float scale, uint32_t (&word)[E
 #pragma unroll
         for (int n = 0; n < E; ++n) word[n] = __float_as_uint(Scaled ? exactFloat(sum[n]) * scale : exactFloat(sum[n]));
     } else if constexpr (Scaled) {
-        constexpr int perWord = 4 / sizeof(Out);
+        const auto scaled = [&](int n) { return exactFloat(sum[n]) * scale; };
 #pragma unroll
-        for (int w = 0; w < E / perWord; ++w) {
-            word[w] = 0;
-#pragma unroll
-            for (int q = 0; q < perWord; ++q)
-                word[w] |= uint32_t(saturateRound<Out>(exactFloat(sum[perWord * w + q]) * scale)) << (8 * sizeof(Out) * q);
+        for (int w = 0; w < E * int(sizeof(Out)) / 4; ++w) {
+            if constexpr (sizeof(Out) == 1)
+                word[w] = roundedBytes(scaled(4 * w), scaled(4 * w + 1), scaled(4 * w + 2), scaled(4 * w + 3));
+            else
+                word[w] = roundedHalves(scaled(2 * w), scaled(2 * w + 1));
         }
     } else if constexpr (sizeof(Out) == 1) {
         // cvt.pack.sat clamps two sums to 0..255 and packs them in one instruction, with the
