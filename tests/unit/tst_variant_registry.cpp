@@ -144,10 +144,10 @@ private slots:
                 const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
                 for (int k : {3, 5, 7, 9, 15}) {
                     std::string expected;
-                    // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring, but for
-                    // 15x15 on several channels; on f32 staged-rows up to 7x7.
+                    // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring; on f32
+                    // staged-rows up to 7x7.
                     if (depth == CV_8U) expected = "integer";
-                    else if (depth == CV_16U) expected = k <= 9 || channels == 1 ? "separable" : "separable-tiles";
+                    else if (depth == CV_16U) expected = "separable";
                     else if (k <= 7) expected = "staged-rows";
                     else if (channels > 1) expected = "separable-tiles";
                     else expected = k == 15 ? "separable-tiles" : "tma";
@@ -177,6 +177,16 @@ private slots:
         QCOMPARE(kl::gpu::resolvedVariant("naive", f32, spec(kl::Conv2DPreset::Box, 5), hopper), std::string("naive"));
         KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d variant 'separable-tiles' needs a rank-1 kernel",
                          kl::gpu::resolvedVariant("separable-tiles", f32, spec(kl::Conv2DPreset::Box, 11), hopper));
+        // Taps of 2^100 and more pass the staged ring's scale on u8/u16 (subnormalRingTaps): there
+        // auto takes separable-tiles at 15x15, and separable refuses them.
+        const cv::Mat u16 = kltest::randomImage(37, 23, CV_16U, 3, 8);
+        kl::Conv2DSpec huge;
+        huge.kernel = cv::Mat(15, 15, CV_32F, cv::Scalar(0x1p100));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16, huge, hopper), std::string("separable-tiles"));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d variant 'separable' needs taps below 2^100 in magnitude",
+                         kl::gpu::resolvedVariant("separable", u16, huge, hopper));
+        huge.kernel /= 2;
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16, huge, hopper), std::string("separable"));
     }
 
     void otherOpsApplyEverywhere()

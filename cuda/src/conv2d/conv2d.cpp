@@ -97,13 +97,13 @@ const char* autoConv2d(const Conv2dProblem& p)
     if (f32 && conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
     const int kRows = p.kRows, kCols = p.kCols;
     if (p.factors && kRows >= 3 && kCols >= 3) {
-        // Where each measured faster (docs/performance.md, "The auto rule", "separable-tiles" and "The
-        // staged ring"). On u8/u16 the ring from staged tiles beats separable-tiles up to 9x9, and at
-        // 15x15 on one channel; on several its 46-element windows cost more than the tiles. On f32 (from
-        // 9x9 here) separable-tiles wins on several channels and at 15x15 on one; tma at 9x9 on one.
+        // Where each measured faster (docs/performance.md, "The auto rule", "separable-tiles", "The
+        // staged ring" and the twenty-second step). On u8/u16 the ring from staged tiles beats
+        // separable-tiles at every compiled size (at 15x15 on 4 channels, ties it). On f32 (from 9x9
+        // here) separable-tiles wins on several channels and at 15x15 on one; tma at 9x9 on one.
         const bool ring = isCompiledSize(kRows, kCols);
         const bool oneChannel = p.input.channels() == 1;
-        if (ring && !f32 && (kRows <= 9 || oneChannel)) return "separable";
+        if (ring && !f32 && conv2dVariants().whyNot("separable", p).empty()) return "separable";
         if (ring && kRows >= (oneChannel && f32 ? 15 : 9)) return "separable-tiles";
         if (!ring && kRows * kCols >= 500) return "separable";
     }

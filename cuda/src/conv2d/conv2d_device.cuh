@@ -116,6 +116,22 @@ __device__ float4 widen(uint2 w)
     return f;
 }
 
+/// A loaded quad's integers x as the subnormal f32 x * 2^-149, in one instruction an element (a
+/// mask, a byte permute or a shift: the value as the float's bits). Exact, and for taps scaled by a
+/// power of two every product and sum is the exact widening's times 2^-149 (the separable rings'
+/// row pass: subnormalRingTaps, docs/performance.md, twenty-second step). f32 is as loaded.
+__device__ float4 widenSubnormal(float4 q) { return q; }
+__device__ float4 widenSubnormal(uint32_t w)
+{
+    return make_float4(__uint_as_float(w & 0xFFu), __uint_as_float(__byte_perm(w, 0, 0x4441)),
+                       __uint_as_float(__byte_perm(w, 0, 0x4442)), __uint_as_float(w >> 24));
+}
+__device__ float4 widenSubnormal(uint2 w)
+{
+    return make_float4(__uint_as_float(w.x & 0xFFFFu), __uint_as_float(w.x >> 16), __uint_as_float(w.y & 0xFFFFu),
+                       __uint_as_float(w.y >> 16));
+}
+
 /// Results rounded and saturated as saturateRound does, packed in memory order into one word: four
 /// u8 (roundedBytes) or two u16 (roundedHalves).
 __device__ uint32_t roundedBytes(float a, float b, float c, float d)

@@ -8,8 +8,9 @@
 //              from global memory; u8/u16 images from a tile of input rows each block stages in
 //              shared memory by cp.async (conv2dStagedRing: the same sums, with no thread waiting
 //              on its own loads; 8 elements a thread on u8 up to 9x9, so that each thread widens
-//              fewer input elements per output). Other sizes: a row pass into an f32 intermediate
-//              in global memory, then a column pass.
+//              fewer input elements per output; the row pass reads elements as subnormals,
+//              subnormalRingTaps). Other sizes: a row pass into an f32 intermediate in global
+//              memory, then a column pass.
 //   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative
 //              integer taps times one factor whose sums fit 16 bits (IntegerTaps: OpenCV's default
 //              3x3 and 5x5 Gaussians, taps k/256; boxes, ones times 1/K^2): the separable passes in
@@ -102,9 +103,44 @@ void launchStaged(S, void (*kernel)(StripArgs<T, Out>, TileSchedule, Args...), c
     kernel<<<gridFor(a.cols * S::CN, schedule.tiles, S::elements, 1), kRingThreads, 0, stream>>>(a, schedule, args...);
 }
 
+/// The largest row tap times the largest column tap that the staged ring's scaled taps take.
+constexpr double kRingTapLimit = 0x1p100;
+
+double largestMagnitude(const std::vector<float>& taps)
+{
+    double largest = 0;
+    for (float t : taps) largest = std::max(largest, std::fabs(double(t)));
+    return largest;
+}
+
+/// The staged ring's row and column taps for a u8/u16 image. Its row pass reads each element x as
+/// the subnormal x * 2^-149 (widenSubnormal: one instruction, where widen's exact f32 takes 1.5 on
+/// average), so the row taps are scaled by 2^s and the column taps by 2^(149 - s). Scaling by a
+/// power of two is exact while values stay normal, so every row sum is the unscaled one times
+/// 2^(s - 149) and every output the unscaled one: the same bits, unless a row tap lies 2^100 or more
+/// below the largest. s puts the largest row tap in [2^126, 2^127); under kRingTapLimit the scaled
+/// column taps stay below 2^123.
+SeparableKernel subnormalRingTaps(SeparableKernel factors)
+{
+    const double largestRow = largestMagnitude(factors.row);
+    if (largestRow == 0) return factors;
+    const int s = 126 - std::ilogb(largestRow);
+    for (float& t : factors.row) t = std::ldexp(t, s);
+    for (float& t : factors.column) t = std::ldexp(t, 149 - s);
+    return factors;
+}
+
+/// Whether separable runs an image of `inDepth` in the staged ring: u8/u16, square compiled sizes.
+bool takesStagedRing(int inDepth, int kRows, int kCols) { return inDepth != CV_32F && isCompiledSize(kRows, kCols); }
+
 std::string whyNotSeparable(const Conv2dProblem& p)
 {
-    return p.factors ? std::string() : "needs a rank-1 kernel; the " + p.kernelSize() + " kernel is not separable";
+    if (!p.factors) return "needs a rank-1 kernel; the " + p.kernelSize() + " kernel is not separable";
+    const double largestProduct = largestMagnitude(p.factors->row) * largestMagnitude(p.factors->column);
+    if (takesStagedRing(p.input.depth(), p.kRows, p.kCols) && largestProduct >= kRingTapLimit)
+        return "needs taps below 2^100 in magnitude on u8/u16 images (its row pass scales them by powers of two); "
+               "this is " + describeImage(p.input) + ", a " + p.kernelSize() + " kernel";
+    return {};
 }
 
 std::string whyNotInteger(const Conv2dProblem& p)
@@ -121,20 +157,20 @@ std::string whyNotInteger(const Conv2dProblem& p)
 /// (u8/u16 images, square compiled sizes); returns whether it does.
 template <typename F> bool withStagedRingKernel(const Conv2dRun& run, F&& f)
 {
-    return run.inDepth != CV_32F && withCompiledShape(run, [&](auto in, auto out, auto cn, auto k) {
-               using In = decltype(in);
-               constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
-               if constexpr (!std::is_same_v<In, float>)
-                   f(StagedRingTile<In, CN, K>{}, conv2dStagedRing<In, decltype(out), CN, K>);
-           });
+    if (!takesStagedRing(run.inDepth, run.kRows, run.kCols)) return false;
+    return withCompiledShape(run, [&](auto in, auto out, auto cn, auto k) {
+        using In = decltype(in);
+        constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
+        if constexpr (!std::is_same_v<In, float>) f(StagedRingTile<In, CN, K>{}, conv2dStagedRing<In, decltype(out), CN, K>);
+    });
 }
 
-/// The rank-1 factors into the taps both separable variants read, before the run's kernels.
-void uploadFactors(const Conv2dProblem& problem, cudaStream_t stream)
+/// Row and column taps into the f32 taps the separable kernels read, before the run's kernels.
+void uploadTaps(const SeparableKernel& taps, cudaStream_t stream)
 {
-    copyToSymbol(cRowTaps, problem.factors->row, stream);
-    copyToSymbol(cColumnTaps, problem.factors->column, stream);
-    KL_CUDA_TRY(cudaStreamSynchronize(stream));
+    copyToSymbol(cRowTaps, taps.row, stream);
+    copyToSymbol(cColumnTaps, taps.column, stream);
+    KL_CUDA_TRY(cudaStreamSynchronize(stream));  // the taps are pageable and may go after the call
 }
 
 void prepareSeparable(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& cache, cudaStream_t stream)
@@ -142,8 +178,9 @@ void prepareSeparable(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&
     if (!isCompiledSize(run.kRows, run.kCols))
         run.mid = static_cast<float*>(cache.device(
             "conv2d.mid", run.sliceStart(run.chunks) * size_t(run.cols) * run.channels * sizeof(float)));
-    withStagedRingKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
-    uploadFactors(problem, stream);
+    const bool ring =
+        withStagedRingKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
+    uploadTaps(ring ? subnormalRingTaps(*problem.factors) : *problem.factors, stream);
 }
 
 void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
@@ -194,7 +231,7 @@ std::string whyNotSeparableTiles(const Conv2dProblem& p)
 void prepareSeparableTiles(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, cudaStream_t stream)
 {
     withTilesKernel(run, [](auto kernel, size_t bytes) { optInSharedMemory(kernel, bytes); });
-    uploadFactors(problem, stream);
+    uploadTaps(*problem.factors, stream);
 }
 
 /// Blocks walk strips of output rows tall enough that the ring's first K - 1 rows are a small
@@ -243,13 +280,11 @@ void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, 
     withIntegerKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
     copyToSymbol(cRowTapsInteger, k.taps.row, stream);
     copyToSymbol(cColumnTapsInteger, k.taps.column, stream);
-    // The edge strips' f32 taps from the same integers: the column as is, the row times the scale
-    // (exact for dyadic taps, 2^-8).
-    std::vector<float> row, column(k.taps.column.begin(), k.taps.column.end());
-    for (uint32_t t : k.taps.row) row.push_back(float(t) * k.scale);
-    copyToSymbol(cRowTaps, row, stream);
-    copyToSymbol(cColumnTaps, column, stream);
-    KL_CUDA_TRY(cudaStreamSynchronize(stream));  // `row` and `column` are pageable and about to go
+    // The edge strips' f32 taps (the staged ring's) from the same integers: the column as is, the
+    // row times the scale (exact for dyadic taps, 2^-8). Such small taps are far under kRingTapLimit.
+    SeparableKernel edgeTaps{std::vector<float>(k.taps.column.begin(), k.taps.column.end()), {}};
+    for (uint32_t t : k.taps.row) edgeTaps.row.push_back(float(t) * k.scale);
+    uploadTaps(subnormalRingTaps(std::move(edgeTaps)), stream);
 }
 
 void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)

@@ -44,13 +44,13 @@ __device__ bool ringInterior(int flat, int flatCols)
     return flat >= margin && flat + N + margin <= flatCols;
 }
 
-/// A loaded window as f32, element e at v[e].
-template <typename In, int CN, int K, int N, int Quads = RowWindow<In, CN, K, N>::quads>
+/// A loaded window as f32, element e at v[e]: exact (widen), or Subnormal (widenSubnormal).
+template <bool Subnormal, typename In, int CN, int K, int N, int Quads = RowWindow<In, CN, K, N>::quads>
 __device__ __forceinline__ void widenWindow(const RowWindow<In, CN, K, N>& w, float (&v)[4 * Quads])
 {
 #pragma unroll
     for (int q = 0; q < Quads; ++q) {
-        const float4 f = widen(w.quad[q]);
+        const float4 f = Subnormal ? widenSubnormal(w.quad[q]) : widen(w.quad[q]);
         v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
     }
 }
@@ -65,12 +65,13 @@ __device__ __forceinline__ float tapSum(const float* taps, const float* v, int n
     return sum;
 }
 
-/// The row pass over a loaded window, summed as conv2dRowPass sums it.
+/// The row pass over a loaded window, summed as conv2dRowPass sums it; u8/u16 elements as subnormals,
+/// for the rings' scaled taps (subnormalRingTaps).
 template <typename In, int CN, int K, int N> __device__ void rowSums(const RowWindow<In, CN, K, N>& w, float (&out)[N])
 {
     using W = RowWindow<In, CN, K, N>;
     float v[4 * W::quads];
-    widenWindow(w, v);
+    widenWindow<true>(w, v);
 #pragma unroll
     for (int n = 0; n < N; ++n) out[n] = tapSum<W, K>(cRowTaps, v, n);
 }
@@ -101,18 +102,20 @@ template <int N> struct RowValues {
     float v[N];
 };
 
-/// The row pass anywhere, element by element through borderIndex. Not inlined: the ring kernel
+/// The row pass anywhere, element by element through borderIndex, with rowSums' scale: on u8/u16 the
+/// taps times 2^-149 (exact) where rowSums takes the elements so. Not inlined: the ring kernel
 /// unrolls its row loop K times, and one copy of this rarely taken path serves them all.
 template <int CN, int K, int N, typename In, typename Out>
 __device__ __noinline__ RowValues<N> rowPassBorder(StripArgs<In, Out> a, int k, int flat)
 {
     const bool borderRow = a.borderRow(k);
+    const float elementScale = std::is_same_v<In, float> ? 1.0f : 0x1p-149f;
     RowValues<N> out;
 #pragma unroll
     for (int n = 0; n < N; ++n) {
         float sum = 0;
         for (int j = 0; j < K; ++j)
-            sum = fmaf(cRowTaps[j], fetch<CN>(a, k, borderRow, flat + n + (j - K / 2) * CN), sum);
+            sum = fmaf(cRowTaps[j] * elementScale, fetch<CN>(a, k, borderRow, flat + n + (j - K / 2) * CN), sum);
         out.v[n] = sum;
     }
     return out;
@@ -544,7 +547,7 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In
             // Slice rows y0 .. y0 + K - 2 start output rows y0 .. y0 + K - 2 (kernel rows 0 .. s).
 #pragma unroll
             for (int s = 0; s < K - 1; ++s) {
-                widenWindow(window(y0 + s), v);
+                widenWindow<false>(window(y0 + s), v);
 #pragma unroll
                 for (int i = 0; i <= s; ++i) addKernelRow(i, sums[s - i]);
             }
@@ -555,7 +558,7 @@ __global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In
 #pragma unroll
                 for (int s = 0; s < K; ++s) {
                     if (s >= remaining) break;
-                    widenWindow(window(y + s + K - 1), v);
+                    widenWindow<false>(window(y + s + K - 1), v);
 #pragma unroll
                     for (int i = 0; i < K; ++i)
                         if (s + K - 1 - i < remaining) addKernelRow(i, sums[(s + K - 1 - i) % K]);
