@@ -177,9 +177,10 @@ private slots:
         QCOMPARE(kl::gpu::resolvedVariant("naive", f32, spec(kl::Conv2DPreset::Box, 5), hopper), std::string("naive"));
         KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d variant 'separable-tiles' needs a rank-1 kernel",
                          kl::gpu::resolvedVariant("separable-tiles", f32, spec(kl::Conv2DPreset::Box, 11), hopper));
-        // Taps of 2^100 and more pass the staged ring's scale on u8/u16 (subnormalRingTaps): there
-        // auto takes separable-tiles at 15x15, and separable refuses them.
-        const cv::Mat u16 = kltest::randomImage(37, 23, CV_16U, 3, 8);
+        // Taps of 2^100 and more pass the staged ring's scale on u8/u16 (subnormalRingTaps): separable
+        // refuses them there, and auto takes separable-tiles from 9x9 and staged-rows below (a rank-1
+        // 5x5 of real taps, which neither integer nor dp4a takes).
+        const cv::Mat u8 = kltest::randomImage(37, 23, CV_8U, 3, 8), u16 = kltest::randomImage(37, 23, CV_16U, 3, 9);
         kl::Conv2DSpec huge;
         huge.kernel = cv::Mat(15, 15, CV_32F, cv::Scalar(0x1p100));
         QCOMPARE(kl::gpu::resolvedVariant("auto", u16, huge, hopper), std::string("separable-tiles"));
@@ -187,6 +188,11 @@ private slots:
                          kl::gpu::resolvedVariant("separable", u16, huge, hopper));
         huge.kernel /= 2;
         QCOMPARE(kl::gpu::resolvedVariant("auto", u16, huge, hopper), std::string("separable"));
+        const cv::Mat taps = (cv::Mat_<float>(5, 1) << 0.3f, 0.7f, 1.0f, 0.6f, 0.2f);
+        huge.kernel = taps * 0x1p100 * taps.t();
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u8, huge, hopper), std::string("staged-rows"));
+        huge.kernel /= 2;
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u8, huge, hopper), std::string("separable"));
     }
 
     void otherOpsApplyEverywhere()
