@@ -103,7 +103,8 @@ void launchStaged(S, void (*kernel)(StripArgs<T, Out>, TileSchedule, Args...), c
     kernel<<<gridFor(a.cols * S::CN, schedule.tiles, S::elements, 1), kRingThreads, 0, stream>>>(a, schedule, args...);
 }
 
-/// The largest row tap times the largest column tap that the staged ring's scaled taps take.
+/// Rank-1 factors whose largest row and column taps multiply to this or more would overflow the
+/// staged ring's scaled column taps (subnormalRingTaps).
 constexpr double kRingTapLimit = 0x1p100;
 
 double largestMagnitude(const std::vector<float>& taps)
@@ -330,7 +331,7 @@ Conv2dVariant separableConv2d()
 {
     return {"separable",
             "rank-1 kernels as a row and a column pass; compiled sizes keep the row results in a register ring (u8/u16 "
-            "up to 9x9 from input tiles staged in shared memory)",
+            "from input tiles staged in shared memory, taps below 2^100)",
             whyNotSeparable,
             {prepareSeparable, computeSeparable, true}};
 }
