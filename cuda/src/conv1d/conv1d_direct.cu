@@ -29,6 +29,8 @@ constexpr int kThreads = 256;
 constexpr int kPerThread = 8;  // outputs a thread of the shared kernel sums
 constexpr int kTile = kThreads * kPerThread;  // outputs per block of the shared kernel
 constexpr int kTapTile = 1024;                // taps per shared-memory pass
+constexpr int kStageLoads = (kTile + kTapTile) / (4 * kThreads);  // float4 loads a thread stages per pass
+static_assert((kTile + kTapTile) % (4 * kThreads) == 0, "a pass's window is whole float4s per thread");
 constexpr size_t kConstantTaps = 16384;       // 64 KB, all the __constant__ space there is
 constexpr unsigned kMaxGridY = 65535;
 /// conv1dWarpStream's grid, in blocks per SM (about 5 are resident at once): the fastest measured.
@@ -130,6 +132,17 @@ __device__ __forceinline__ void accumulateTaps(const float* window, int first, c
         }
 }
 
+/// Window samples p..p+3 of a row (`length` samples): one vector load where the row is 16-byte
+/// aligned and p a multiple of 4, zeros past its end.
+__device__ __forceinline__ float4 loadSamples4(const float* in, size_t length, bool aligned, size_t p)
+{
+    if (aligned && p + 3 < length) return __ldg(reinterpret_cast<const float4*>(in + p));
+    float v[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = p + i < length ? __ldg(in + p + i) : 0.f;
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
 template <bool kConstant> __global__ void __launch_bounds__(kThreads)
 conv1dShared(DirectArgs a, const float* __restrict__ reversedTaps)
 {
@@ -141,14 +154,22 @@ conv1dShared(DirectArgs a, const float* __restrict__ reversedTaps)
     const int own = kPerThread * threadIdx.x;
     for (int row = blockIdx.y; row < a.rows; row += gridDim.y) {
         const float* in = a.in + row * a.inPitch;
+        const bool aligned = (reinterpret_cast<uintptr_t>(in) & 15) == 0;  // base and t0 are multiples of 4
         float sums[kPerThread] = {};
         for (int t0 = 0; t0 < a.taps; t0 += kTapTile) {
             const int tileTaps = min(kTapTile, a.taps - t0);
             __syncthreads();  // everyone is done with the previous tile
-            for (int q = threadIdx.x; q < kTile + tileTaps; q += kThreads) {
-                const size_t pos = base + t0 + q;
-                window[windowIndex<true>(q)] = pos < windowLength ? in[pos] : 0.f;
-            }
+            // All of a thread's loads are issued before its first store, so that they are in flight together.
+            const int groups = (kTile + tileTaps + 3) / 4;
+            float4 staged[kStageLoads];
+#pragma unroll
+            for (int i = 0; i < kStageLoads; ++i)
+                if (const int g = threadIdx.x + i * kThreads; g < groups)
+                    staged[i] = loadSamples4(in, windowLength, aligned, base + t0 + 4 * g);
+#pragma unroll
+            for (int i = 0; i < kStageLoads; ++i)
+                if (const int g = threadIdx.x + i * kThreads; g < groups)
+                    *reinterpret_cast<float4*>(&window[windowIndex<true>(4 * g)]) = staged[i];
             if constexpr (!kConstant)
                 for (int q = threadIdx.x; q < tileTaps; q += kThreads) tapTile[q] = reversedTaps[t0 + q];
             __syncthreads();
@@ -188,20 +209,13 @@ __global__ void __launch_bounds__(kThreads) conv1dWarpStream(DirectArgs a)
     const size_t first = warp * perWarp, last = min(chunks, first + perWarp);
     const size_t windowLength = a.count + a.taps - 1;
 
-    // Window samples p..p+3 of a row: one vector load where the row is 16-byte aligned, zeros past its end.
-    const auto load4 = [&](const float* in, bool aligned, size_t p) {
-        if (aligned && p + 3 < windowLength) return __ldg(reinterpret_cast<const float4*>(in + p));
-        float v[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) v[i] = p + i < windowLength ? __ldg(in + p + i) : 0.f;
-        return make_float4(v[0], v[1], v[2], v[3]);
-    };
     const auto loadChunk = [&](size_t chunk, float4& body, float4& halo) {
         const float* in = a.in + chunk / chunksPerRow * a.inPitch;
         const size_t start = chunk % chunksPerRow * kStreamChunk;
         const bool aligned = (reinterpret_cast<uintptr_t>(in) & 15) == 0;
-        body = load4(in, aligned, start + 4 * lane);
-        halo = lane < kStreamHalo / 4 ? load4(in, aligned, start + kStreamChunk + 4 * lane) : make_float4(0, 0, 0, 0);
+        body = loadSamples4(in, windowLength, aligned, start + 4 * lane);
+        halo = lane < kStreamHalo / 4 ? loadSamples4(in, windowLength, aligned, start + kStreamChunk + 4 * lane)
+                                      : make_float4(0, 0, 0, 0);
     };
 
     float4 body{}, halo{};
