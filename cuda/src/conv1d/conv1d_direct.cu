@@ -1,10 +1,11 @@
 // conv1d's direct variants: each output summed from its window, taps in ascending t
 // (conv1d.cpp has the layout), so naive and shared agree bit for bit.
 //   naive   one output per thread; taps and window read from global memory.
-//   shared  a block computes 2048 outputs (8 consecutive per thread). The window
+//   shared  a block of 128 threads (measured faster than 256: docs/performance.md)
+//           computes 1024 outputs, 8 consecutive per thread. The window
 //           goes through shared memory one tap tile (1024 taps) at a time: the
 //           block's segment plus that tile's slice of the (M - 1)-sample halo,
-//           so any M runs in 22 KB of shared memory (the window padded by 4
+//           so any M runs in 16 KB of shared memory (the window padded by 4
 //           floats every 8 samples: threads 8 samples apart would otherwise
 //           load from half the banks). Taps live in __constant__
 //           memory when M <= 16384 (64 KB; all threads of a warp read the same
@@ -25,12 +26,13 @@
 namespace kl::gpu {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kPerThread = 8;  // outputs a thread of the shared kernel sums
-constexpr int kTile = kThreads * kPerThread;  // outputs per block of the shared kernel
-constexpr int kTapTile = 1024;                // taps per shared-memory pass
-constexpr int kStageLoads = (kTile + kTapTile) / (4 * kThreads);  // float4 loads a thread stages per pass
-static_assert((kTile + kTapTile) % (4 * kThreads) == 0, "a pass's window is whole float4s per thread");
+constexpr int kThreads = 256;      // blocks of the naive kernel and the warp streams
+constexpr int kTileThreads = 128;  // blocks of the shared kernel's tiles
+constexpr int kPerThread = 8;      // outputs a thread of the shared kernel sums
+constexpr int kTile = kTileThreads * kPerThread;  // outputs per block of the shared kernel
+constexpr int kTapTile = 1024;                    // taps per shared-memory pass
+constexpr int kStageLoads = (kTile + kTapTile) / (4 * kTileThreads);  // float4 loads a thread stages per pass
+static_assert((kTile + kTapTile) % (4 * kTileThreads) == 0, "a pass's window is whole float4s per thread");
 constexpr size_t kConstantTaps = 16384;       // 64 KB, all the __constant__ space there is
 constexpr unsigned kMaxGridY = 65535;
 /// conv1dWarpStream's grid, in blocks per SM (about 5 are resident at once): the fastest measured.
@@ -143,7 +145,7 @@ __device__ __forceinline__ float4 loadSamples4(const float* in, size_t length, b
     return make_float4(v[0], v[1], v[2], v[3]);
 }
 
-template <bool kConstant> __global__ void __launch_bounds__(kThreads)
+template <bool kConstant> __global__ void __launch_bounds__(kTileThreads)
 conv1dShared(DirectArgs a, const float* __restrict__ reversedTaps)
 {
     __shared__ __align__(16) float window[windowIndex<true>(kTile + kTapTile)];
@@ -164,14 +166,14 @@ conv1dShared(DirectArgs a, const float* __restrict__ reversedTaps)
             float4 staged[kStageLoads];
 #pragma unroll
             for (int i = 0; i < kStageLoads; ++i)
-                if (const int g = threadIdx.x + i * kThreads; g < groups)
+                if (const int g = threadIdx.x + i * kTileThreads; g < groups)
                     staged[i] = loadSamples4(in, windowLength, aligned, base + t0 + 4 * g);
 #pragma unroll
             for (int i = 0; i < kStageLoads; ++i)
-                if (const int g = threadIdx.x + i * kThreads; g < groups)
+                if (const int g = threadIdx.x + i * kTileThreads; g < groups)
                     *reinterpret_cast<float4*>(&window[windowIndex<true>(4 * g)]) = staged[i];
             if constexpr (!kConstant)
-                for (int q = threadIdx.x; q < tileTaps; q += kThreads) tapTile[q] = reversedTaps[t0 + q];
+                for (int q = threadIdx.x; q < tileTaps; q += kTileThreads) tapTile[q] = reversedTaps[t0 + q];
             __syncthreads();
             accumulateTaps<kPerThread, kConstant, true>(window, own, tapTile, t0, tileTaps, sums);
         }
@@ -262,8 +264,8 @@ void launchShared(const DirectArgs& a, const float* reversedTaps, unsigned strea
         conv1dWarpStream<<<blocks, kThreads, 0, s>>>(a);
     } else {
         const dim3 grid(unsigned((a.count + kTile - 1) / kTile), std::min(unsigned(a.rows), kMaxGridY));
-        if (size_t(a.taps) <= kConstantTaps) conv1dShared<true><<<grid, kThreads, 0, s>>>(a, reversedTaps);
-        else conv1dShared<false><<<grid, kThreads, 0, s>>>(a, reversedTaps);
+        if (size_t(a.taps) <= kConstantTaps) conv1dShared<true><<<grid, kTileThreads, 0, s>>>(a, reversedTaps);
+        else conv1dShared<false><<<grid, kTileThreads, 0, s>>>(a, reversedTaps);
     }
     KL_CHECK_LAUNCH();
 }
