@@ -122,14 +122,15 @@ private slots:
     }
 
     /// Several strips over images whose input rows take every 4-byte misalignment (odd
-    /// widths) and whose output rows are padded on the device (odd heights): optimized reads
+    /// widths) and whose output rows are padded on the device (odd heights; 1283 rows are
+    /// padded to whole 128-byte lines, 517 and 1021 rows of u8 to 16 bytes): optimized reads
     /// such rows as funnel-shifted words (u16 x3: copied from the word boundary before them), and
     /// full and edge tiles meet inside strips.
     void misalignedStrips()
     {
         for (const auto& [depth, channels] : {std::pair{CV_8U, 1}, std::pair{CV_16U, 1}, std::pair{CV_8U, 3},
                                             std::pair{CV_16U, 3}})
-            for (const cv::Size& size : {cv::Size(769, 1021), cv::Size(1031, 517)})
+            for (const cv::Size& size : {cv::Size(769, 1021), cv::Size(1031, 517), cv::Size(517, 1283)})
                 for (int streams : {3, 7}) {
                     RunOptions options = once("auto");
                     options.streams = streams;

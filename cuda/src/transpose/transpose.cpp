@@ -13,7 +13,9 @@
 
 #include <opencv2/core.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
 
 namespace kl::gpu {
 
@@ -49,9 +51,15 @@ GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOu
     const size_t rowBytes = size_t(cols) * pixelBytes;
     // Device output rows are padded to a multiple of 16 pixels and strips are a multiple of 16
     // rows, so that every strip's output starts 16-byte aligned in every output row: the
-    // optimized kernel stores 16-byte chunks. The download skips the padding.
-    constexpr size_t kOutputAlignment = 16;
-    const size_t outPitch = (size_t(rows) + kOutputAlignment - 1) / kOutputAlignment * kOutputAlignment;
+    // optimized kernel stores 16-byte chunks. Rows of 8 line steps or more (linePixels: the fewest
+    // pixels, a multiple of 16, that fill whole 128-byte lines) are padded to whole line steps (at
+    // most 1/8 more memory): otherwise two tiles, at different times, each write part
+    // of the line where their segments of a row meet, which slowed odd heights by up to half
+    // (docs/performance.md, "Twenty-fifth step"). The download skips the padding.
+    constexpr size_t kStripAlignment = 16, kLineBytes = 128;
+    const size_t linePixels = std::max(kStripAlignment, kLineBytes / std::gcd(kLineBytes, pixelBytes));
+    const size_t pitchAlignment = size_t(rows) >= 8 * linePixels ? linePixels : kStripAlignment;
+    const size_t outPitch = (size_t(rows) + pitchAlignment - 1) / pitchAlignment * pitchAlignment;
 
     // A strip's output is a column of the output, downloaded as one segment per output row; with
     // H2D running alongside, narrower segments slowed the copy engine several-fold
@@ -62,7 +70,7 @@ GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOu
     p.prepare = [&](int requested) {
         dIn = static_cast<std::byte*>(engine.cache.device("transpose.in", bytes));
         dOut = static_cast<std::byte*>(engine.cache.device("transpose.out", size_t(cols) * outPitch * pixelBytes));
-        return strip.split(requested, int(kOutputAlignment));
+        return strip.split(requested, int(kStripAlignment));
     };
     p.upload = [&](const ChunkContext& c) { return uploadRows(c, strip, dIn, rowBytes); };
     p.compute = [&](const ChunkContext& c) {
