@@ -332,19 +332,24 @@ template <typename T, int CN, int K> using StagedRowsTile = StagedTile<T, CN, K,
 /// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
 /// elements each, to `target` (row r at target + r * span). Constant border rows are filled with
 /// the border value; in the other rows the elements before chunk cLo and from chunk cHi on come
-/// through borderIndex. The elements are spread over the whole block so that their loads overlap
-/// (one thread per 16 bytes, each waiting on its loads in turn, made a row-end tile several times
-/// as slow as an inner one). Not inlined: it runs on the edge tiles only.
+/// through borderIndex. The elements are spread over the whole block so
+/// that their loads overlap (one thread per 16 bytes, each waiting on its loads in turn, made a
+/// row-end tile several times as slow as an inner one). Where the image ends inside the tile, only
+/// the elements its threads read are staged: the windows of the threads with outputs in the image
+/// end within 2 * margin elements past their last element. Not inlined: it runs on the edge tiles
+/// only.
 template <typename S, typename T, typename Out>
 __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int y0, int rows, int first, int cLo, int cHi)
 {
-    constexpr int CN = S::CN;
-    if (a.border == BorderMode::Constant) {
+    constexpr int CN = S::CN, N = S::N;
+    const int inTile = a.cols * CN - first - S::margin;  // elements from the tile's first to the row's end
+    const int end = min(S::span, (inTile + N - 1) / N * N + 2 * S::margin);
+    if (a.border == BorderMode::Constant && !(a.imageRow(y0) && a.imageRow(y0 + rows - 1))) {
         const T value = T(a.borderValue);  // representable: see walkStagedTiles
         for (int i = threadIdx.x; i < rows * S::span; i += kRingThreads)
             if (a.borderRow(y0 + i / S::span)) target[i] = value;
     }
-    const int head = S::chunk * cLo, edgeElements = S::span - S::chunk * (cHi - cLo);
+    const int head = S::chunk * cLo, edgeElements = end - S::chunk * (cHi - cLo);
     for (int i = threadIdx.x; i < rows * edgeElements; i += kRingThreads) {
         const int r = i / edgeElements, e = i - r * edgeElements, offset = e < head ? e : e + S::chunk * (cHi - cLo);
         if (!a.borderRow(y0 + r)) target[r * S::span + offset] = T(fetch<CN>(a, y0 + r, false, first + offset));
