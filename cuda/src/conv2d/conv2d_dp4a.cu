@@ -115,26 +115,30 @@ constexpr int kMaxPackedTaps =
 __constant__ uint32_t cPackedTaps[kMaxPackedTaps];
 
 /// rowWord where the word reaches past the row's ends or lies in a constant-border row: element
-/// by element through elementAt (a border value is an element where the variants apply). Out of
-/// line: a few threads per row take it, and inlined into every word of every shape it would
-/// multiply the code, and its compile time, for nothing.
-template <int CN, typename T>
+/// by element through elementAt (a border value is an element where the variants apply). A word
+/// `reach` (radius * CN) elements or more past the row's end feeds only outputs past it, which are
+/// not stored: 0 (in a thread past the last whole block, most of its words). Out of line: a few
+/// threads per row take it, and inlined into every word of every shape it would multiply the code,
+/// and its compile time, for nothing.
+template <int CN, int reach, typename T>
 __device__ __noinline__ uint32_t rowWordAtBorder(const T* row, int cols, BorderMode border, bool borderRow, int flat,
                                                  float borderValue)
 {
+    if (flat >= cols * CN + reach) return 0;
     uint32_t word = 0;
     for (int q = 0; q < IntegerLanes<T>::lanes; ++q)
         word |= uint32_t(elementAt<CN>(row, cols, border, borderRow, flat + q, borderValue)) << (8 * sizeof(T) * q);
     return word;
 }
 
-/// The word slice row k holds at elements flat .. flat + L - 1 (flat a multiple of L).
-template <int CN, typename T, typename Out>
+/// The word slice row k holds at elements flat .. flat + L - 1 (flat a multiple of L), for a
+/// kernel `reach` elements wide on either side (rowWordAtBorder).
+template <int CN, int reach, typename T, typename Out>
 __device__ uint32_t rowWord(const StripArgs<T, Out>& a, int k, bool borderRow, int flat, int flatCols)
 {
     if (!borderRow && flat >= 0 && flat + IntegerLanes<T>::lanes <= flatCols)
         return __ldg(reinterpret_cast<const uint32_t*>(a.inRow(k) + flat));
-    return rowWordAtBorder<CN>(a.inRow(k), a.cols, a.border, borderRow, flat, a.borderValue);
+    return rowWordAtBorder<CN, reach>(a.inRow(k), a.cols, a.border, borderRow, flat, a.borderValue);
 }
 
 /// An integer below 2^22 in magnitude as f32, exactly, in two full-rate instructions.
@@ -266,7 +270,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) conv2dDot(StripArgs<T, Out> 
                     const bool inside = k < sliceRows, borderRow = inside && a.borderRow(k);
 #pragma unroll
                     for (int w = 0; w < words; ++w)
-                        rows[g][w][b] = inside ? rowWord<CN>(a, k, borderRow, e - pad + L * w, flatCols) : 0u;
+                        rows[g][w][b] = inside ? rowWord<CN, radius * CN>(a, k, borderRow, e - pad + L * w, flatCols) : 0u;
                 }
         }
         // column[g][c]: rows y + Lg .. y + Lg + L - 1 of element e - pad + c.
