@@ -332,12 +332,11 @@ template <typename T, int CN, int K> using StagedRowsTile = StagedTile<T, CN, K,
 /// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
 /// elements each, to `target` (row r at target + r * span). Constant border rows are filled with
 /// the border value; in the other rows the elements before chunk cLo and from chunk cHi on come
-/// through borderIndex. The elements are spread over the whole block so
-/// that their loads overlap (one thread per 16 bytes, each waiting on its loads in turn, made a
-/// row-end tile several times as slow as an inner one). Where the image ends inside the tile, only
-/// the elements its threads read are staged: the windows of the threads with outputs in the image
-/// end within 2 * margin elements past their last element. Not inlined: it runs on the edge tiles
-/// only.
+/// through borderIndex. The elements are spread over the whole block so that their loads overlap
+/// (one thread per 16 bytes, each waiting on its loads in turn, made a row-end tile several times
+/// as slow as an inner one). Where the image ends inside the tile, only the elements its threads
+/// read are staged: the windows of the threads with outputs in the image end within 2 * margin
+/// elements past their last element. Not inlined: it runs on the edge tiles only.
 template <typename S, typename T, typename Out>
 __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int y0, int rows, int first, int cLo, int cHi)
 {
