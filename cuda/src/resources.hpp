@@ -161,4 +161,10 @@ private:
     uint64_t deviceLimit_ = 0;
 };
 
+/// Device image rows (conv2d's, users' kernels', long transposed rows) start on this boundary, a
+/// 128-byte line: the widest vector access and the TMA engine's row stride (16 bytes) hold at any
+/// width, and no two rows share a 32-byte sector, which two blocks would each write part of.
+constexpr size_t kRowAlignment = 128;
+inline size_t rowPitch(size_t rowBytes) { return (rowBytes + kRowAlignment - 1) / kRowAlignment * kRowAlignment; }
+
 } // namespace kl::gpu

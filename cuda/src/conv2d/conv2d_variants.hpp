@@ -19,11 +19,6 @@
 
 namespace kl::gpu {
 
-/// Device rows of conv2d's input and output buffers start on this boundary: the widest vector
-/// access (16 bytes) and the TMA engine's row stride (a multiple of 16 bytes) hold at any width.
-constexpr size_t kRowAlignment = 128;
-inline size_t rowPitch(size_t rowBytes) { return (rowBytes + kRowAlignment - 1) / kRowAlignment * kRowAlignment; }
-
 /// integer: the taps are K = column * row^T / 2^kIntegerFractionBits, so results have 8 bits below
 /// the point, and the rounded result is byte 1 of each 16-bit lane.
 constexpr int kIntegerFractionBits = 8;

@@ -52,12 +52,12 @@ GpuReport transposeMatrix(Engine::Impl& engine, const void* hostIn, void* hostOu
     // Device output rows are padded to a multiple of 16 pixels and strips are a multiple of 16
     // rows, so that every strip's output starts 16-byte aligned in every output row: the
     // optimized kernel stores 16-byte chunks. Rows of 8 line steps or more (linePixels: the fewest
-    // pixels, a multiple of 16, that fill whole 128-byte lines) are padded to whole line steps (at
-    // most 1/8 more memory): otherwise two tiles, at different times, may each write half of
-    // the 32-byte sector where their segments of a row meet, which slowed odd heights by up to
-    // half (docs/performance.md, "Twenty-fifth step"). The download skips the padding.
-    constexpr size_t kStripAlignment = 16, kLineBytes = 128;
-    const size_t linePixels = std::max(kStripAlignment, kLineBytes / std::gcd(kLineBytes, pixelBytes));
+    // pixels, a multiple of 16, that fill whole kRowAlignment lines) are padded to whole line
+    // steps (at most 1/8 more memory): otherwise two tiles, at different times, may each write
+    // half of the 32-byte sector where their segments of a row meet, which slowed odd heights by
+    // up to half (docs/performance.md, "Twenty-fifth step"). The download skips the padding.
+    constexpr size_t kStripAlignment = 16;
+    const size_t linePixels = std::max(kStripAlignment, kRowAlignment / std::gcd(kRowAlignment, pixelBytes));
     const size_t pitchAlignment = size_t(rows) >= 8 * linePixels ? linePixels : kStripAlignment;
     const size_t outPitch = (size_t(rows) + pitchAlignment - 1) / pitchAlignment * pitchAlignment;
 

@@ -27,11 +27,6 @@ namespace {
 /// outside its output (further out it may fault, which the run reports too).
 constexpr size_t kGuardBytes = 64 << 10;
 constexpr unsigned char kGuardByte = 0xA5;
-/// Device rows start on this boundary (as the built-in conv2d's do).
-constexpr size_t kRowAlignment = 128;
-
-size_t pitchOf(size_t rowBytes) { return (rowBytes + kRowAlignment - 1) / kRowAlignment * kRowAlignment; }
-
 /// A failure of the user's kernel itself, worded for its author.
 [[noreturn]] void kernelFailed(const UserKernelJob& job, cudaError_t error)
 {
@@ -117,7 +112,7 @@ Buffers prepareBuffers(const UserKernelJob& job)
         b.input = allocateDevice<unsigned char>(in.total() * elem);
         b.inputPitch = 0;
     } else {
-        b.inputPitch = pitchOf(rowBytes);
+        b.inputPitch = rowPitch(rowBytes);
         b.input = allocateDevice<unsigned char>(b.inputPitch * size_t(in.rows));
     }
     if (!job.taps.empty()) {
@@ -128,7 +123,7 @@ Buffers prepareBuffers(const UserKernelJob& job)
     if (job.op == "conv2d") {
         const size_t outElem = CV_ELEM_SIZE1(job.outputDepth);
         b.outputRowBytes = size_t(in.cols) * in.channels() * outElem;
-        b.outputPitch = pitchOf(b.outputRowBytes);
+        b.outputPitch = rowPitch(b.outputRowBytes);
         b.outputRows = size_t(in.rows);
         b.output = std::make_unique<GuardedBuffer>(b.outputPitch * b.outputRows);
         Conv2dArgsOf<void, void> a{b.input.get(), b.output->data(), pitchElements(b.inputPitch, elem),
@@ -140,7 +135,7 @@ Buffers prepareBuffers(const UserKernelJob& job)
         b.height = in.rows;
     } else if (job.op == "transpose") {
         b.outputRowBytes = size_t(in.rows) * in.elemSize();
-        b.outputPitch = pitchOf(b.outputRowBytes);
+        b.outputPitch = rowPitch(b.outputRowBytes);
         b.outputRows = size_t(in.cols);
         b.output = std::make_unique<GuardedBuffer>(b.outputPitch * b.outputRows);
         TransposeArgsOf<void> a{b.input.get(), b.output->data(), pitchElements(b.inputPitch, elem),
