@@ -4,8 +4,9 @@
 //   byte): a grid of a few blocks per SM striding over 16-byte vectors (4 per thread in
 //   flight), with 32-bit counters private to each lane position: word (bin, lane) sits in bank
 //   `lane`, so a warp's 32 increments never conflict or collide whatever the data (a constant
-//   image runs as fast as noise), and each value costs a byte extract (PRMT), an address (LEA)
-//   and one shared atomic. All warps of a block share the one column (32 KB). At the end a
+//   image runs as fast as noise), and each value costs one byte permute (PRMT: its byte and the
+//   lane's form its address) and one shared atomic. All warps of a block share the one column
+//   (256-byte rows, half used: 64 KB). At the end a
 //   block folds each bin's 32 lane words, one global atomic per bin.
 //   Every other format whose lane columns fit a block's shared memory (entries x (bins + 2)
 //   x 128 bytes: 256 bins on 4 channels + luminance take 165 KB): the same lane-private
@@ -116,18 +117,21 @@ constexpr int kLaneThreads = 512;
 constexpr int kByteBins = 256;
 constexpr int kLaneUnroll = 4;  ///< vectors a thread loads before counting them
 
-/// The byte-bin kernel's layout: one column of kByteBins x 32 words, word (bin, lane) for lane
-/// position `lane` of every warp of the block.
+/// The byte-bin kernel's layout: a row of kByteBinRowWords words per bin, word (bin, lane) at byte
+/// bin * 256 + lane * 4 for lane position `lane` of every warp of the block. Rows of 256 bytes
+/// (the second half unused) make a value's offset its byte next to the lane's, so that one
+/// byte permute forms it (countWord); with 128-byte rows the compiler spent 4 instructions on it.
+constexpr int kByteBinRowWords = 64;
 template <typename T> struct ByteBinPlan {
     static constexpr int valuesPerVector = 16 / int(sizeof(T));
-    static constexpr size_t sharedWords = size_t(kByteBins) * 32;
+    static constexpr size_t sharedWords = size_t(kByteBins) * kByteBinRowWords;
 };
 
-/// Adds the lane words of `slots` counters (counter i's 32 words at columns + i * 32), `entrySlots`
-/// per entry, into counts, whose entries are `countStride` apart: two threads per counter, each
-/// summing 16 of its 32 lane words, starting at different words so that a warp's reads hit 32
-/// different banks.
-template <int Threads>
+/// Adds the lane words of `slots` counters (counter i's 32 words at columns + i * RowWords),
+/// `entrySlots` per entry, into counts, whose entries are `countStride` apart: two threads per
+/// counter, each summing 16 of its 32 lane words, starting at different words so that a warp's
+/// reads hit 32 different banks.
+template <int Threads, int RowWords = 32>
 __device__ void foldColumns(const unsigned* columns, int slots, int entrySlots, int countStride, unsigned long long* counts)
 {
     constexpr int kWordsEach = 16, kSlotsPerStep = Threads / 2;
@@ -137,7 +141,7 @@ __device__ void foldColumns(const unsigned* columns, int slots, int entrySlots, 
         const int slot = first + threadIdx.x / 2;
         unsigned sum = 0;
         if (slot < slots) {
-            const unsigned* words = columns + slot * 32 + half * kWordsEach;
+            const unsigned* words = columns + slot * RowWords + half * kWordsEach;
 #pragma unroll
             for (int k = 0; k < kWordsEach; ++k) sum += words[(k + slot) % kWordsEach];
         }
@@ -147,20 +151,26 @@ __device__ void foldColumns(const unsigned* columns, int slots, int entrySlots, 
     }
 }
 
-/// Counts the bins of the values in one word: every byte of u8, the high byte of u16.
-template <typename T> __device__ __forceinline__ void countWord(unsigned word, unsigned* column)
+/// The byte offset of a byte bin's word for this thread's lane position (ByteBinPlan).
+__device__ __forceinline__ unsigned byteBinLaneOffset() { return threadIdx.x % 32 * 4; }
+
+/// Counts the bins of the values in one word: every byte of u8, the high byte of u16. Each
+/// value's offset is (its byte << 8) | laneOffset: one permute of the word and laneOffset
+/// (whose byte 1 is 0).
+template <typename T> __device__ __forceinline__ void countWord(unsigned word, unsigned laneOffset, unsigned* columns)
 {
+    auto* base = reinterpret_cast<char*>(columns);
 #pragma unroll
     for (int byte = int(sizeof(T)) - 1; byte < 4; byte += int(sizeof(T)))
-        atomicAdd(column + __byte_perm(word, 0, 0x4440 + byte) * 32, 1u);
+        atomicAdd(reinterpret_cast<unsigned*>(base + __byte_perm(word, laneOffset, 0x5504 + byte * 16)), 1u);
 }
 
-template <typename T> __device__ __forceinline__ void countVector(const uint4& v, unsigned* column)
+template <typename T> __device__ __forceinline__ void countVector(const uint4& v, unsigned laneOffset, unsigned* columns)
 {
-    countWord<T>(v.x, column);
-    countWord<T>(v.y, column);
-    countWord<T>(v.z, column);
-    countWord<T>(v.w, column);
+    countWord<T>(v.x, laneOffset, columns);
+    countWord<T>(v.y, laneOffset, columns);
+    countWord<T>(v.z, laneOffset, columns);
+    countWord<T>(v.w, laneOffset, columns);
 }
 
 template <typename T>
@@ -173,7 +183,7 @@ __global__ void __launch_bounds__(kLaneThreads)
     unsigned* columns = reinterpret_cast<unsigned*>(shared);
     for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kLaneThreads) shared[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    unsigned* column = columns + threadIdx.x % 32;
+    const unsigned laneOffset = byteBinLaneOffset();
 
     const WholeUnits whole = wholeUnits(span, P);
     const auto* vectors = reinterpret_cast<const uint4*>(image);
@@ -186,17 +196,17 @@ __global__ void __launch_bounds__(kLaneThreads)
             if (first + u * kLaneThreads < whole.last) v[u] = __ldg(vectors + first + u * kLaneThreads);
 #pragma unroll
         for (int u = 0; u < kLaneUnroll; ++u)
-            if (first + u * kLaneThreads < whole.last) countVector<T>(v[u], column);
+            if (first + u * kLaneThreads < whole.last) countVector<T>(v[u], laneOffset, columns);
     }
 
     // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
     if (blockIdx.x == 0) {
         const size_t p = edgePixel(span, whole);
-        if (p < span.last) atomicAdd(column + slotOf(image[p], rule) * 32, 1u);
+        if (p < span.last) atomicAdd(columns + slotOf(image[p], rule) * kByteBinRowWords + threadIdx.x % 32, 1u);
     }
     __syncthreads();
 
-    foldColumns<kLaneThreads>(columns, kByteBins, kByteBins, rule.stride(), counts);
+    foldColumns<kLaneThreads, kByteBinRowWords>(columns, kByteBins, kByteBins, rule.stride(), counts);
 }
 
 // ---- tma: the byte bins fed by the Tensor Memory Accelerator (sm_90) ------------------------
@@ -242,7 +252,7 @@ __global__ void __launch_bounds__(kTmaThreads)
         }
         return;
     }
-    unsigned* column = columns + threadIdx.x % 32;
+    const unsigned laneOffset = byteBinLaneOffset();
     int n = 0;
     for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, ++n) {
         const int inChunk = int(min(size_t(kTmaChunkVectors), vectors - c * kTmaChunkVectors));
@@ -254,16 +264,16 @@ __global__ void __launch_bounds__(kTmaThreads)
         ring.release(n);
 #pragma unroll
         for (int u = 0; u < perThread; ++u)
-            if (int(threadIdx.x) + u * kLaneThreads < inChunk) countVector<T>(v[u], column);
+            if (int(threadIdx.x) + u * kLaneThreads < inChunk) countVector<T>(v[u], laneOffset, columns);
     }
 
     // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
     if (blockIdx.x == 0) {
         const size_t p = edgePixel(span, whole);
-        if (p < span.last) atomicAdd(column + slotOf(image[p], rule) * 32, 1u);
+        if (p < span.last) atomicAdd(columns + slotOf(image[p], rule) * kByteBinRowWords + threadIdx.x % 32, 1u);
     }
     asm volatile("bar.sync 1, %0;" ::"n"(kLaneThreads) : "memory");  // the counting warps only
-    foldColumns<kLaneThreads>(columns, kByteBins, kByteBins, rule.stride(), counts);
+    foldColumns<kLaneThreads, kByteBinRowWords>(columns, kByteBins, kByteBins, rule.stride(), counts);
 #endif
 }
 
