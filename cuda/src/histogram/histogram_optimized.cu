@@ -4,9 +4,9 @@
 //   byte): a grid of a few blocks per SM striding over 16-byte vectors (4 per thread in
 //   flight), with 32-bit counters private to each lane position: word (bin, lane) sits in bank
 //   `lane`, so a warp's 32 increments never conflict or collide whatever the data (a constant
-//   image runs as fast as noise), and each value costs one byte permute (PRMT: its byte and the
-//   lane's form its address) and one shared atomic. All warps of a block share the one column
-//   (256-byte rows, half used: 64 KB). At the end a
+//   image runs as fast as noise), and each value costs a byte permute (PRMT: its byte and the
+//   lane's form its offset), an add of the column's base and one shared atomic. All warps of a
+//   block share the one column (256-byte rows, half used: 64 KB). At the end a
 //   block folds each bin's 32 lane words, one global atomic per bin.
 //   Every other format whose lane columns fit a block's shared memory (entries x (bins + 2)
 //   x 128 bytes: 256 bins on 4 channels + luminance take 165 KB): the same lane-private
@@ -120,7 +120,7 @@ constexpr int kLaneUnroll = 4;  ///< vectors a thread loads before counting them
 /// The byte-bin kernel's layout: a row of kByteBinRowWords words per bin, word (bin, lane) at byte
 /// bin * 256 + lane * 4 for lane position `lane` of every warp of the block. Rows of 256 bytes
 /// (the second half unused) make a value's offset its byte next to the lane's, so that one
-/// byte permute forms it (countWord); with 128-byte rows the compiler spent 4 instructions on it.
+/// byte permute forms it (countWord); from 128-byte rows ptxas rebuilt it in 4 instructions.
 constexpr int kByteBinRowWords = 64;
 template <typename T> struct ByteBinPlan {
     static constexpr int valuesPerVector = 16 / int(sizeof(T));
