@@ -117,11 +117,12 @@ constexpr int kLaneThreads = 512;
 constexpr int kByteBins = 256;
 constexpr int kLaneUnroll = 4;  ///< vectors a thread loads before counting them
 
-/// The byte-bin kernel's layout: a row of kByteBinRowWords words per bin, word (bin, lane) at byte
+/// The byte-bin kernel's layout: a row of kByteBinRowBytes per bin, word (bin, lane) at byte
 /// bin * 256 + lane * 4 for lane position `lane` of every warp of the block. Rows of 256 bytes
 /// (the second half unused) make a value's offset its byte next to the lane's, so that one
 /// byte permute forms it (countWord); from 128-byte rows ptxas rebuilt it in 4 instructions.
-constexpr int kByteBinRowWords = 64;
+constexpr int kByteBinRowBytes = 256;
+constexpr int kByteBinRowWords = kByteBinRowBytes / 4;
 template <typename T> struct ByteBinPlan {
     static constexpr int valuesPerVector = 16 / int(sizeof(T));
     static constexpr size_t sharedWords = size_t(kByteBins) * kByteBinRowWords;
@@ -154,15 +155,32 @@ __device__ void foldColumns(const unsigned* columns, int slots, int entrySlots, 
 /// The byte offset of a byte bin's word for this thread's lane position (ByteBinPlan).
 __device__ __forceinline__ unsigned byteBinLaneOffset() { return threadIdx.x % 32 * 4; }
 
+/// The word at byte `offset` of the columns: bin * kByteBinRowBytes + laneOffset.
+__device__ __forceinline__ unsigned* byteBinWord(unsigned* columns, unsigned offset)
+{
+    return reinterpret_cast<unsigned*>(reinterpret_cast<char*>(columns) + offset);
+}
+
 /// Counts the bins of the values in one word: every byte of u8, the high byte of u16. Each
 /// value's offset is (its byte << 8) | laneOffset: one permute of the word and laneOffset
 /// (whose byte 1 is 0).
 template <typename T> __device__ __forceinline__ void countWord(unsigned word, unsigned laneOffset, unsigned* columns)
 {
-    auto* base = reinterpret_cast<char*>(columns);
+    static_assert(kByteBinRowBytes == 256, "the permute places the byte at bits 8-15");
 #pragma unroll
     for (int byte = int(sizeof(T)) - 1; byte < 4; byte += int(sizeof(T)))
-        atomicAdd(reinterpret_cast<unsigned*>(base + __byte_perm(word, laneOffset, 0x5504 + byte * 16)), 1u);
+        atomicAdd(byteBinWord(columns, __byte_perm(word, laneOffset, 0x5504 + byte * 16)), 1u);
+}
+
+/// Block 0 counts the values before the first and after the last whole vector (fewer than
+/// 2 * valuesPerVector <= 32), one a thread.
+template <typename T>
+__device__ __forceinline__ void countEdgeValues(const T* image, const PixelSpan& span, const WholeUnits& whole,
+                                                const BinRule& rule, unsigned laneOffset, unsigned* columns)
+{
+    if (blockIdx.x != 0) return;
+    const size_t p = edgePixel(span, whole);
+    if (p < span.last) atomicAdd(byteBinWord(columns, slotOf(image[p], rule) * kByteBinRowBytes + laneOffset), 1u);
 }
 
 template <typename T> __device__ __forceinline__ void countVector(const uint4& v, unsigned laneOffset, unsigned* columns)
@@ -199,11 +217,7 @@ __global__ void __launch_bounds__(kLaneThreads)
             if (first + u * kLaneThreads < whole.last) countVector<T>(v[u], laneOffset, columns);
     }
 
-    // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
-    if (blockIdx.x == 0) {
-        const size_t p = edgePixel(span, whole);
-        if (p < span.last) atomicAdd(columns + slotOf(image[p], rule) * kByteBinRowWords + threadIdx.x % 32, 1u);
-    }
+    countEdgeValues(image, span, whole, rule, laneOffset, columns);
     __syncthreads();
 
     foldColumns<kLaneThreads, kByteBinRowWords>(columns, kByteBins, kByteBins, rule.stride(), counts);
@@ -267,11 +281,7 @@ __global__ void __launch_bounds__(kTmaThreads)
             if (int(threadIdx.x) + u * kLaneThreads < inChunk) countVector<T>(v[u], laneOffset, columns);
     }
 
-    // The values before the first and after the last whole vector (fewer than 2 * P <= 32): block 0.
-    if (blockIdx.x == 0) {
-        const size_t p = edgePixel(span, whole);
-        if (p < span.last) atomicAdd(columns + slotOf(image[p], rule) * kByteBinRowWords + threadIdx.x % 32, 1u);
-    }
+    countEdgeValues(image, span, whole, rule, laneOffset, columns);
     asm volatile("bar.sync 1, %0;" ::"n"(kLaneThreads) : "memory");  // the counting warps only
     foldColumns<kLaneThreads, kByteBinRowWords>(columns, kByteBins, kByteBins, rule.stride(), counts);
 #endif
