@@ -292,11 +292,12 @@ private slots:
         QVERIFY(report.kernelGBs() > 0);
     }
 
-    /// tma takes one channel of u8, or u16 with the default bins, on compute capability 9.0+, and
-    /// auto runs it there; optimized everywhere else.
+    /// tma takes one channel of u8, or u16 with the default bins, on compute capability 9.0+ with
+    /// 193 KB of shared memory for a block, and auto runs it there; optimized everywhere else.
     void tmaWhereItApplies()
     {
-        const bool hopper = engine_->device().computeMajor >= 9;
+        const kl::gpu::DeviceInfo& device = engine_->device();
+        const bool hopper = device.computeMajor >= 9 && device.sharedMemoryPerBlockOptIn >= 193 * 1024;
         HistogramSpec sevenBins;
         sevenBins.bins = 7;
         const struct {
