@@ -214,7 +214,7 @@ private slots:
     }
 
     /// histogram's tma: one channel of u8, or u16 with the default bins, on compute capability 9.0+
-    /// with the shared memory its ring and columns take.
+    /// with the shared memory its ring and aligned columns take.
     void histogramTmaNeedsByteBinsAndHopper()
     {
         const DeviceInfo hopper = device(9, 0), turing = device(7, 5);
@@ -230,9 +230,9 @@ private slots:
             }
         QCOMPARE(whyNotApplicable("tma", kltest::randomImage(7, 11, CV_32F, 3, 1), kl::HistogramSpec{}, turing),
                  std::string("needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), and a "
-                             "GPU of compute capability 9.0 or newer with 129 KB of shared memory for a block; this is "
+                             "GPU of compute capability 9.0 or newer with 193 KB of shared memory for a block; this is "
                              "f32 x3, compute capability 7.5 with 227 KB"));
-        // A newer GPU whose blocks get less shared memory than the ring and the columns need.
+        // A newer GPU whose blocks get less shared memory than the ring and the aligned columns need.
         DeviceInfo smallShared = device(12, 0);
         smallShared.sharedMemoryPerBlockOptIn = 99 * 1024;
         QVERIFY(whyNotApplicable("tma", kltest::randomImage(7, 11, CV_8U, 1, 2), kl::HistogramSpec{}, smallShared)

@@ -5,8 +5,8 @@
 //   flight), with 32-bit counters private to each lane position: word (bin, lane) sits in bank
 //   `lane`, so a warp's 32 increments never conflict or collide whatever the data (a constant
 //   image runs as fast as noise), and each value costs a byte permute (PRMT: its byte and the
-//   lane's form its offset) and one shared atomic at that offset from the columns' base. All
-//   warps of a block share the one column (256-byte rows, half used: 64 KB). At the end a
+//   lane's form its offset), an add of the column's base and one shared atomic. All warps of a
+//   block share the one column (256-byte rows, half used: 64 KB). At the end a
 //   block folds each bin's 32 lane words, one global atomic per bin.
 //   Every other format whose lane columns fit a block's shared memory (entries x (bins + 2)
 //   x 128 bytes: 256 bins on 4 channels + luminance take 165 KB): the same lane-private
@@ -23,7 +23,8 @@
 //   fold, but one block per SM whose extra warp streams the image in 16 KB chunks with bulk
 //   copies (the Tensor Memory Accelerator) into a ring of 4 shared buffers, so every block
 //   has its next chunks in flight while it counts; the loads no longer wait behind the
-//   atomics (docs/performance.md, "Sixteenth step").
+//   atomics (docs/performance.md, "Sixteenth step"). Its columns start on a 64 KB boundary
+//   of the shared window, so the permute alone forms a value's address: 2 instructions.
 #include "histogram_device.cuh"
 #include "../tma_ring.cuh"
 
@@ -152,8 +153,24 @@ __device__ void foldColumns(const unsigned* columns, int slots, int entrySlots, 
     }
 }
 
-/// The byte offset of a byte bin's word for this thread's lane position (ByteBinPlan).
-__device__ __forceinline__ unsigned byteBinLaneOffset() { return threadIdx.x % 32 * 4; }
+/// Where this thread's byte-bin counters are (ByteBinPlan): bin b's word at shared-window
+/// address base + (laneBits | b << 8). laneBits holds the lane's offset (lane * 4) in its low
+/// byte and nothing in byte 1; where the columns start on a 64 KB boundary (tma) it holds their
+/// address too and base is 0.
+struct ByteBinLane {
+    uint32_t laneBits, base;
+    __device__ uint32_t address(unsigned bin) const { return base + (laneBits | bin << 8); }
+};
+
+/// This thread's lane for columns at shared-window address `columns`.
+__device__ __forceinline__ ByteBinLane byteBinLane(uint32_t columns) { return {threadIdx.x % 32 * 4, columns}; }
+
+/// The same for columns on a 64 KB boundary: laneBits carries their address, so that a value's
+/// counter address is the permute alone.
+__device__ __forceinline__ ByteBinLane alignedByteBinLane(uint32_t columns)
+{
+    return {columns | threadIdx.x % 32 * 4, 0};
+}
 
 /// Adds 1 to the shared word at shared-window address `address`.
 __device__ __forceinline__ void countAt(uint32_t address)
@@ -161,36 +178,33 @@ __device__ __forceinline__ void countAt(uint32_t address)
     asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(address) : "memory");
 }
 
-/// Counts the bins of the values in one word: every byte of u8, the high byte of u16. Each
-/// value's counter is at columns + ((its byte << 8) | laneOffset): one permute of the word and
-/// laneOffset (whose byte 1 is 0) forms the offset, and the atomic adds the columns' shared-window
-/// address, which stays in a uniform register. Through a generic pointer that add was an
-/// instruction of its own.
-template <typename T> __device__ __forceinline__ void countWord(unsigned word, unsigned laneOffset, uint32_t columns)
+/// Counts the bins of the values in one word: every byte of u8, the high byte of u16. One
+/// permute of the word and laneBits forms laneBits | byte << 8 (ByteBinLane::address).
+template <typename T> __device__ __forceinline__ void countWord(unsigned word, const ByteBinLane& lane)
 {
     static_assert(kByteBinRowBytes == 256, "the permute places the byte at bits 8-15");
 #pragma unroll
     for (int byte = int(sizeof(T)) - 1; byte < 4; byte += int(sizeof(T)))
-        countAt(columns + __byte_perm(word, laneOffset, 0x5504 + byte * 16));
+        countAt(lane.base + __byte_perm(word, lane.laneBits, 0x7604 + byte * 16));
 }
 
 /// Block 0 counts the values before the first and after the last whole vector (fewer than
 /// 2 * valuesPerVector <= 32), one a thread.
 template <typename T>
 __device__ __forceinline__ void countEdgeValues(const T* image, const PixelSpan& span, const WholeUnits& whole,
-                                                const BinRule& rule, unsigned laneOffset, uint32_t columns)
+                                                const BinRule& rule, const ByteBinLane& lane)
 {
     if (blockIdx.x != 0) return;
     const size_t p = edgePixel(span, whole);
-    if (p < span.last) countAt(columns + unsigned(slotOf(image[p], rule)) * kByteBinRowBytes + laneOffset);
+    if (p < span.last) countAt(lane.address(unsigned(slotOf(image[p], rule))));
 }
 
-template <typename T> __device__ __forceinline__ void countVector(const uint4& v, unsigned laneOffset, uint32_t columns)
+template <typename T> __device__ __forceinline__ void countVector(const uint4& v, const ByteBinLane& lane)
 {
-    countWord<T>(v.x, laneOffset, columns);
-    countWord<T>(v.y, laneOffset, columns);
-    countWord<T>(v.z, laneOffset, columns);
-    countWord<T>(v.w, laneOffset, columns);
+    countWord<T>(v.x, lane);
+    countWord<T>(v.y, lane);
+    countWord<T>(v.z, lane);
+    countWord<T>(v.w, lane);
 }
 
 template <typename T>
@@ -203,8 +217,7 @@ __global__ void __launch_bounds__(kLaneThreads)
     unsigned* columns = reinterpret_cast<unsigned*>(shared);
     for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kLaneThreads) shared[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    const unsigned laneOffset = byteBinLaneOffset();
-    const auto columnsAddress = uint32_t(__cvta_generic_to_shared(columns));
+    const ByteBinLane lane = byteBinLane(uint32_t(__cvta_generic_to_shared(columns)));
 
     const WholeUnits whole = wholeUnits(span, P);
     const auto* vectors = reinterpret_cast<const uint4*>(image);
@@ -217,10 +230,10 @@ __global__ void __launch_bounds__(kLaneThreads)
             if (first + u * kLaneThreads < whole.last) v[u] = __ldg(vectors + first + u * kLaneThreads);
 #pragma unroll
         for (int u = 0; u < kLaneUnroll; ++u)
-            if (first + u * kLaneThreads < whole.last) countVector<T>(v[u], laneOffset, columnsAddress);
+            if (first + u * kLaneThreads < whole.last) countVector<T>(v[u], lane);
     }
 
-    countEdgeValues(image, span, whole, rule, laneOffset, columnsAddress);
+    countEdgeValues(image, span, whole, rule, lane);
     __syncthreads();
 
     foldColumns<kLaneThreads, kByteBinRowWords>(columns, kByteBins, kByteBins, rule.stride(), counts);
@@ -233,11 +246,16 @@ __global__ void __launch_bounds__(kLaneThreads)
 constexpr int kTmaChunkVectors = 1024;
 constexpr int kTmaStages = 4;
 constexpr int kTmaThreads = kLaneThreads + 32;
-constexpr size_t kTmaRingOffset = ByteBinPlan<uint8_t>::sharedWords * sizeof(unsigned);
-constexpr size_t kTmaSharedBytes = kTmaRingOffset + size_t(kTmaStages) * kTmaChunkVectors * 16 + 2 * kTmaStages * sizeof(uint64_t);
+constexpr size_t kTmaRingBytes = size_t(kTmaStages) * kTmaChunkVectors * 16 + 2 * kTmaStages * sizeof(uint64_t);
+/// The columns start on the first boundary of this many bytes of the shared window past the ring.
+constexpr uint32_t kTmaColumnAlignment = 1u << 16;
+constexpr size_t kTmaSharedBytes =
+    kTmaRingBytes + (kTmaColumnAlignment - 1) + ByteBinPlan<uint8_t>::sharedWords * sizeof(unsigned);
 
 /// histogramByteBins's counting and fold, but the vectors arrive by bulk copies into a ring of
 /// shared buffers, so each block has its next chunks in flight while it counts (one block per SM).
+/// The columns sit on a 64 KB boundary of the shared window, so a value's counter address is one
+/// permute (alignedByteBinLane), not a permute and an add.
 template <typename T>
 __global__ void __launch_bounds__(kTmaThreads)
     histogramByteBinsTma(const T* __restrict__ image, PixelSpan span, BinRule rule, unsigned long long* __restrict__ counts)
@@ -246,10 +264,13 @@ __global__ void __launch_bounds__(kTmaThreads)
     using Plan = ByteBinPlan<T>;
     constexpr int P = Plan::valuesPerVector, perThread = kTmaChunkVectors / kLaneThreads;
     extern __shared__ uint4 shared[];
-    unsigned* columns = reinterpret_cast<unsigned*>(shared);
-    uint4* buffers = shared + kTmaRingOffset / 16;
+    uint4* buffers = shared;
     const TmaRing<kTmaStages> ring(reinterpret_cast<uint64_t*>(buffers + kTmaStages * kTmaChunkVectors));
-    for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kTmaThreads) shared[i] = make_uint4(0, 0, 0, 0);
+    const auto ringAddress = uint32_t(__cvta_generic_to_shared(shared));
+    const uint32_t columnsAddress = (ringAddress + uint32_t(kTmaRingBytes) + kTmaColumnAlignment - 1) & ~(kTmaColumnAlignment - 1);
+    auto* columnVectors = shared + (columnsAddress - ringAddress) / 16;
+    unsigned* columns = reinterpret_cast<unsigned*>(columnVectors);
+    for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kTmaThreads) columnVectors[i] = make_uint4(0, 0, 0, 0);
     if (threadIdx.x == 0) ring.init(kLaneThreads);
     __syncthreads();
 
@@ -269,8 +290,7 @@ __global__ void __launch_bounds__(kTmaThreads)
         }
         return;
     }
-    const unsigned laneOffset = byteBinLaneOffset();
-    const auto columnsAddress = uint32_t(__cvta_generic_to_shared(columns));
+    const ByteBinLane lane = alignedByteBinLane(columnsAddress);
     int n = 0;
     for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, ++n) {
         const int inChunk = int(min(size_t(kTmaChunkVectors), vectors - c * kTmaChunkVectors));
@@ -282,10 +302,10 @@ __global__ void __launch_bounds__(kTmaThreads)
         ring.release(n);
 #pragma unroll
         for (int u = 0; u < perThread; ++u)
-            if (int(threadIdx.x) + u * kLaneThreads < inChunk) countVector<T>(v[u], laneOffset, columnsAddress);
+            if (int(threadIdx.x) + u * kLaneThreads < inChunk) countVector<T>(v[u], lane);
     }
 
-    countEdgeValues(image, span, whole, rule, laneOffset, columnsAddress);
+    countEdgeValues(image, span, whole, rule, lane);
     asm volatile("bar.sync 1, %0;" ::"n"(kLaneThreads) : "memory");  // the counting warps only
     foldColumns<kLaneThreads, kByteBinRowWords>(columns, kByteBins, kByteBins, rule.stride(), counts);
 #endif
