@@ -246,9 +246,6 @@ __global__ void __launch_bounds__(kLaneThreads)
 constexpr int kTmaChunkVectors = 1024;
 constexpr int kTmaStages = 4;
 constexpr int kTmaThreads = kLaneThreads + 32;
-/// Named barriers (0 is __syncthreads'): the start (all kTmaThreads) and the end of counting
-/// (the kLaneThreads counting threads).
-constexpr int kTmaStartBarrier = 1, kTmaCountedBarrier = 2;
 constexpr size_t kTmaRingBytes = size_t(kTmaStages) * kTmaChunkVectors * 16 + 2 * kTmaStages * sizeof(uint64_t);
 /// The columns start on the first boundary of this many bytes of the shared window past the ring.
 constexpr uint32_t kTmaColumnAlignment = 1u << 16;
@@ -273,17 +270,15 @@ __global__ void __launch_bounds__(kTmaThreads)
     const uint32_t columnsAddress = (ringAddress + uint32_t(kTmaRingBytes) + kTmaColumnAlignment - 1) & ~(kTmaColumnAlignment - 1);
     auto* columnVectors = shared + (columnsAddress - ringAddress) / 16;
     unsigned* columns = reinterpret_cast<unsigned*>(columnVectors);
+    for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kTmaThreads) columnVectors[i] = make_uint4(0, 0, 0, 0);
+    if (threadIdx.x == 0) ring.init(kLaneThreads);
+    __syncthreads();
 
     const WholeUnits whole = wholeUnits(span, P);
     const size_t vectors = whole.count();
     const size_t chunks = (vectors + kTmaChunkVectors - 1) / kTmaChunkVectors;
     const uint4* source = reinterpret_cast<const uint4*>(image) + whole.first;
-    // The copying warp starts the first copies while the counting threads zero the columns; the
-    // counting threads wait at kTmaStartBarrier for both the zeros and the ring's barriers.
     if (threadIdx.x >= kLaneThreads) {  // the copying warp
-        if (threadIdx.x == kLaneThreads) ring.init(kLaneThreads);
-        __syncwarp();
-        asm volatile("bar.arrive %0, %1;" ::"n"(kTmaStartBarrier), "n"(kTmaThreads) : "memory");
         if (threadIdx.x != kLaneThreads) return;
         int n = 0;
         for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, ++n) {
@@ -295,8 +290,6 @@ __global__ void __launch_bounds__(kTmaThreads)
         }
         return;
     }
-    for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kLaneThreads) columnVectors[i] = make_uint4(0, 0, 0, 0);
-    asm volatile("bar.sync %0, %1;" ::"n"(kTmaStartBarrier), "n"(kTmaThreads) : "memory");
     const ByteBinLane lane = alignedByteBinLane(columnsAddress);
     int n = 0;
     for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, ++n) {
@@ -313,7 +306,7 @@ __global__ void __launch_bounds__(kTmaThreads)
     }
 
     countEdgeValues(image, span, whole, rule, lane);
-    asm volatile("bar.sync %0, %1;" ::"n"(kTmaCountedBarrier), "n"(kLaneThreads) : "memory");  // the counting warps only
+    asm volatile("bar.sync 1, %0;" ::"n"(kLaneThreads) : "memory");  // the counting warps only
     foldColumns<kLaneThreads, kByteBinRowWords>(columns, kByteBins, kByteBins, rule.stride(), counts);
 #endif
 }
