@@ -28,27 +28,14 @@ public:
     __device__ int buffer(int n) const { return n % Stages; }
 
     /// The copying thread, before fill n: waits until the consumers have released that buffer's
-    /// previous fill.
-    __device__ void waitEmpty(int n) const
-    {
-        if (n >= Stages) wait(&empty_[buffer(n)], uint32_t(n / Stages - 1) & 1);
-    }
-
-    /// The copying thread, after waitEmpty(n): announces `bytes` to come (what it stored for the
-    /// consumers before this is theirs once fill n lands); returns the barrier the copy completes.
-    __device__ uint64_t* announce(int n, uint32_t bytes) const
-    {
-        uint64_t* full = &full_[buffer(n)];
-        cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                             full, bytes);
-        return full;
-    }
-
-    /// waitEmpty(n), then announce(n, bytes).
+    /// previous fill, then announces `bytes` to come; returns the barrier the copy completes.
     __device__ uint64_t* beginFill(int n, uint32_t bytes) const
     {
-        waitEmpty(n);
-        return announce(n, bytes);
+        const int s = buffer(n);
+        if (n >= Stages) wait(&empty_[s], uint32_t(n / Stages - 1) & 1);
+        cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                             &full_[s], bytes);
+        return &full_[s];
     }
 
     /// A consumer: waits until fill n has landed.

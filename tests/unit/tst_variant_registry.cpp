@@ -229,19 +229,14 @@ private slots:
                 if (depth != CV_8U) QVERIFY(!whyNotApplicable("tma", image, sevenBins, hopper).empty());
             }
         QCOMPARE(whyNotApplicable("tma", kltest::randomImage(7, 11, CV_32F, 3, 1), kl::HistogramSpec{}, turing),
-                 std::string("needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), of "
-                             "fewer than 2^37 values, and a GPU of compute capability 9.0 or newer with 193 KB of shared "
-                             "memory for a block; this is f32 x3 of 231 values, compute capability 7.5 with 227 KB"));
-        // An image of 2^37 values (a header over one byte: nothing reads its pixels here).
-        uint8_t pixel = 0;
-        const cv::Mat huge(1 << 19, 1 << 18, CV_8UC1, &pixel);
-        QVERIFY(whyNotApplicable("tma", huge, kl::HistogramSpec{}, hopper).find("this is u8 x1 of 137438953472 values") !=
-                std::string::npos);
+                 std::string("needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), and a "
+                             "GPU of compute capability 9.0 or newer with 193 KB of shared memory for a block; this is "
+                             "f32 x3, compute capability 7.5 with 227 KB"));
         // A newer GPU whose blocks get less shared memory than the ring and the aligned columns need.
         DeviceInfo smallShared = device(12, 0);
         smallShared.sharedMemoryPerBlockOptIn = 99 * 1024;
         QVERIFY(whyNotApplicable("tma", kltest::randomImage(7, 11, CV_8U, 1, 2), kl::HistogramSpec{}, smallShared)
-                    .find("; this is u8 x1 of 77 values, compute capability 12.0 with 99 KB") != std::string::npos);
+                    .find("; this is u8 x1, compute capability 12.0 with 99 KB") != std::string::npos);
     }
 
     void sessionAsksTheOpsRegistry()

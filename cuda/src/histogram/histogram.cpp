@@ -21,8 +21,7 @@
 // Counters: each entry (the channels, then luminance) has bins + 2 of them: the bins,
 // then out-of-range, then NaN. Per-block 32-bit counters cannot overflow: a block counts
 // at most 2^30 + a few thousand pixels (see launchWarpAtomics; a lane-column block, below
-// 2^32 values: laneGridBlocks' limits; a tma column word, 1/32 of a launch's values at most,
-// below 2^32 for images of fewer than 2^37 values: kTmaMaxValues; all in histogram_optimized.cu).
+// 2^32 values, tma's too: laneGridBlocks' limits; both in histogram_optimized.cu).
 // Bytes per run: the input, read once (the histogram itself is negligible).
 #include "histogram_variants.hpp"
 
@@ -57,7 +56,7 @@ HistogramProblem problemFor(const cv::Mat& input, const HistogramSpec& spec, con
 {
     const int depth = input.depth();
     return {depth, input.channels(), spec.luminance && input.channels() >= 3,
-            depth == CV_8U || defaultU16Binning(depth, binning), device, input.total() * size_t(input.channels())};
+            depth == CV_8U || defaultU16Binning(depth, binning), device};
 }
 
 } // namespace
@@ -99,27 +98,21 @@ GpuReport runHistogram(Engine::Impl& engine, const cv::Mat& input, const Histogr
 
     std::byte* dIn = nullptr;
     unsigned long long* dCounts = nullptr;
-    unsigned* dQueues = nullptr;
-    size_t resetBytes = 0;
     LaunchPlan plan;
     RowStrips strip(rows);  // every strip's kernel adds into the one device histogram
 
     p.prepare = [&](int requested) {
-        const int strips = strip.split(requested);
         dIn = static_cast<std::byte*>(engine.cache.device("histogram.in", bytes));
-        // The counts, then a queue word for each strip's launch (LaunchPlan::Launch), zeroed together.
-        resetBytes = countBytes + size_t(strips) * sizeof(unsigned);
-        dCounts = static_cast<unsigned long long*>(engine.cache.device("histogram.counts", resetBytes));
-        dQueues = reinterpret_cast<unsigned*>(dCounts + slotCount);
+        dCounts = static_cast<unsigned long long*>(engine.cache.device("histogram.counts", countBytes));
         plan = variant.launch.plan(problem, rule, engine.properties);
-        return strips;
+        return strip.split(requested);
     };
-    p.resetOutput = [&](cudaStream_t s) { KL_CUDA_TRY(cudaMemsetAsync(dCounts, 0, resetBytes, s)); };
+    p.resetOutput = [&](cudaStream_t s) { KL_CUDA_TRY(cudaMemsetAsync(dCounts, 0, countBytes, s)); };
     p.upload = [&](const ChunkContext& c) { return uploadRows(c, strip, dIn, rowBytes); };
     p.compute = [&](const ChunkContext& c) {
         const auto [r0, r1] = strip(c.chunk);
         const PixelSpan span{size_t(r0) * src.cols, size_t(r1) * src.cols};
-        if (span.last > span.first) plan.launch(plan, dIn, span, rule, dCounts, dQueues + c.chunk, c.stream);
+        if (span.last > span.first) plan.launch(plan, dIn, span, rule, dCounts, c.stream);
     };
     p.downloadAfterAll = [&](const ChunkContext& c) {
         c.toHost(c.hostOut, dCounts, CopyRegion{countBytes, 1, countBytes, countBytes});

@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename F>
 void launchGlobalAtomics(const LaunchPlan&, const void* image, PixelSpan span, const BinRule& rule,
-                         unsigned long long* counts, unsigned*, cudaStream_t stream)
+                         unsigned long long* counts, cudaStream_t stream)
 {
     const size_t pixels = span.last - span.first;
     histogramGlobalAtomics<F><<<blocksFor(pixels, kThreads), kThreads, 0, stream>>>(
@@ -55,7 +55,7 @@ void launchGlobalAtomics(const LaunchPlan&, const void* image, PixelSpan span, c
 
 template <typename F>
 void launchShared(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
-                  unsigned long long* counts, unsigned*, cudaStream_t stream)
+                  unsigned long long* counts, cudaStream_t stream)
 {
     const size_t pixels = span.last - span.first;
     histogramShared<F><<<blocksFor(pixels, plan.pixelsPerBlock), kThreads, plan.sharedBytes, stream>>>(

@@ -242,66 +242,30 @@ __global__ void __launch_bounds__(kLaneThreads)
 // ---- tma: the byte bins fed by the Tensor Memory Accelerator (sm_90) ------------------------
 
 /// tma's ring: chunks of kTmaChunkVectors 16-byte vectors (2 per compute thread) in kTmaStages
-/// shared buffers, filled by one thread of a copying warp while kLaneThreads threads count; with
-/// each fill, the chunk it holds (kTmaNoChunk: the image is done).
+/// shared buffers, filled by one thread of a copying warp while kLaneThreads threads count.
 constexpr int kTmaChunkVectors = 1024;
 constexpr int kTmaStages = 4;
 constexpr int kTmaThreads = kLaneThreads + 32;
-constexpr unsigned kTmaNoChunk = 0xffffffffu;
-constexpr size_t kTmaRingBytes =
-    size_t(kTmaStages) * kTmaChunkVectors * 16 + 2 * kTmaStages * sizeof(uint64_t) + kTmaStages * sizeof(unsigned);
-/// A column word counts 1/32 of the values its block counts, and with chunks taken from a queue
-/// one block may count all of a launch's: tma takes images of fewer values.
-constexpr size_t kTmaMaxValues = size_t(1) << 37;
+constexpr size_t kTmaRingBytes = size_t(kTmaStages) * kTmaChunkVectors * 16 + 2 * kTmaStages * sizeof(uint64_t);
 /// The columns start on the first boundary of this many bytes of the shared window past the ring.
 constexpr uint32_t kTmaColumnAlignment = 1u << 16;
 constexpr size_t kTmaSharedBytes =
     kTmaRingBytes + (kTmaColumnAlignment - 1) + ByteBinPlan<uint8_t>::sharedWords * sizeof(unsigned);
 
-/// The copying thread's chunks: the first kTmaStages rounds of the grid in turn, so that every
-/// block starts at once; then chunks from the launch's queue, as blocks free a buffer, so that
-/// the blocks that stream faster count more and all finish together. Two tickets are in flight,
-/// so the queue's latency hides behind the ring.
-template <typename Fill>
-__device__ __forceinline__ int fillChunks(size_t chunks, unsigned* queue, Fill&& fill)
-{
-    int n = 0;
-    for (; n < kTmaStages; ++n) {
-        const size_t c = size_t(n) * gridDim.x + blockIdx.x;
-        if (c >= chunks) return n;
-        fill(n, c);
-    }
-    const size_t queued = size_t(kTmaStages) * gridDim.x;
-    if (chunks <= queued) return n;
-    size_t a = queued + atomicAdd(queue, 1u), b = queued + atomicAdd(queue, 1u);
-    for (;;) {
-        if (a >= chunks) return n;
-        fill(n++, a);
-        a = queued + atomicAdd(queue, 1u);
-        if (b >= chunks) return n;
-        fill(n++, b);
-        b = queued + atomicAdd(queue, 1u);
-    }
-}
-
 /// histogramByteBins's counting and fold, but the vectors arrive by bulk copies into a ring of
 /// shared buffers, so each block has its next chunks in flight while it counts (one block per SM).
 /// The columns sit on a 64 KB boundary of the shared window, so a value's counter address is one
-/// permute (alignedByteBinLane), not a permute and an add. `queue` is a zeroed word of this
-/// launch's own (fillChunks).
+/// permute (alignedByteBinLane), not a permute and an add.
 template <typename T>
 __global__ void __launch_bounds__(kTmaThreads)
-    histogramByteBinsTma(const T* __restrict__ image, PixelSpan span, BinRule rule, unsigned long long* __restrict__ counts,
-                         unsigned* queue)
+    histogramByteBinsTma(const T* __restrict__ image, PixelSpan span, BinRule rule, unsigned long long* __restrict__ counts)
 {
 #if __CUDA_ARCH__ >= 900
     using Plan = ByteBinPlan<T>;
     constexpr int P = Plan::valuesPerVector, perThread = kTmaChunkVectors / kLaneThreads;
     extern __shared__ uint4 shared[];
     uint4* buffers = shared;
-    auto* barriers = reinterpret_cast<uint64_t*>(buffers + kTmaStages * kTmaChunkVectors);
-    const TmaRing<kTmaStages> ring(barriers);
-    auto* fillChunk = reinterpret_cast<unsigned*>(barriers + 2 * kTmaStages);
+    const TmaRing<kTmaStages> ring(reinterpret_cast<uint64_t*>(buffers + kTmaStages * kTmaChunkVectors));
     const auto ringAddress = uint32_t(__cvta_generic_to_shared(shared));
     const uint32_t columnsAddress = (ringAddress + uint32_t(kTmaRingBytes) + kTmaColumnAlignment - 1) & ~(kTmaColumnAlignment - 1);
     auto* columnVectors = shared + (columnsAddress - ringAddress) / 16;
@@ -316,27 +280,22 @@ __global__ void __launch_bounds__(kTmaThreads)
     const uint4* source = reinterpret_cast<const uint4*>(image) + whole.first;
     if (threadIdx.x >= kLaneThreads) {  // the copying warp
         if (threadIdx.x != kLaneThreads) return;
-        const int fills = fillChunks(chunks, queue, [&](int n, size_t c) {
+        int n = 0;
+        for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, ++n) {
             const size_t first = c * kTmaChunkVectors;
             const auto bytes = uint32_t(min(size_t(kTmaChunkVectors), vectors - first) * 16);
-            ring.waitEmpty(n);
-            fillChunk[ring.buffer(n)] = unsigned(c);
+            uint64_t* full = ring.beginFill(n, bytes);
             cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                     buffers + ring.buffer(n) * kTmaChunkVectors, source + first, bytes,
-                                     ring.announce(n, bytes));
-        });
-        ring.waitEmpty(fills);  // a last fill of no bytes tells the counting threads to stop
-        fillChunk[ring.buffer(fills)] = kTmaNoChunk;
-        ring.announce(fills, 0);
+                                     buffers + ring.buffer(n) * kTmaChunkVectors, source + first, bytes, full);
+        }
         return;
     }
     const ByteBinLane lane = alignedByteBinLane(columnsAddress);
-    for (int n = 0;; ++n) {
-        ring.waitFull(n);
-        const unsigned c = fillChunk[ring.buffer(n)];
-        if (c == kTmaNoChunk) break;
-        const int inChunk = int(min(size_t(kTmaChunkVectors), vectors - size_t(c) * kTmaChunkVectors));
+    int n = 0;
+    for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, ++n) {
+        const int inChunk = int(min(size_t(kTmaChunkVectors), vectors - c * kTmaChunkVectors));
         const uint4* buffer = buffers + ring.buffer(n) * kTmaChunkVectors;
+        ring.waitFull(n);
         uint4 v[perThread];
 #pragma unroll
         for (int u = 0; u < perThread; ++u) v[u] = buffer[threadIdx.x + u * kLaneThreads];
@@ -416,7 +375,7 @@ __global__ void __launch_bounds__(kColumnThreads)
 
 template <typename F>
 void launchWarpAtomics(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
-                       unsigned long long* counts, unsigned*, cudaStream_t stream)
+                       unsigned long long* counts, cudaStream_t stream)
 {
     const size_t pixels = span.last - span.first;
     const size_t groups = wholeUnits(span, F::groupPixels).count();
@@ -440,16 +399,13 @@ unsigned laneGridBlocks(const WholeUnits& units, size_t stride, int residentBloc
 }
 
 /// A lane-column kernel (`Kernel`, blocks of `Threads`) on its persistent grid: units of
-/// `UnitPixels` values (or pixels), `Stride` units a block-wide step; `Queued` kernels also take
-/// the launch's queue word.
-template <typename T, auto Kernel, int Threads, size_t UnitPixels, size_t Stride, bool Queued = false> struct LaneGrid {
+/// `UnitPixels` values (or pixels), `Stride` units a block-wide step.
+template <typename T, auto Kernel, int Threads, size_t UnitPixels, size_t Stride> struct LaneGrid {
     static void launch(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
-                       unsigned long long* counts, unsigned* queue, cudaStream_t stream)
+                       unsigned long long* counts, cudaStream_t stream)
     {
         const unsigned blocks = laneGridBlocks(wholeUnits(span, UnitPixels), Stride, plan.residentBlocks);
-        const auto* typed = static_cast<const T*>(image);
-        if constexpr (Queued) Kernel<<<blocks, Threads, plan.sharedBytes, stream>>>(typed, span, rule, counts, queue);
-        else Kernel<<<blocks, Threads, plan.sharedBytes, stream>>>(typed, span, rule, counts);
+        Kernel<<<blocks, Threads, plan.sharedBytes, stream>>>(static_cast<const T*>(image), span, rule, counts);
         KL_CHECK_LAUNCH();
     }
 
@@ -470,7 +426,7 @@ template <typename T>
 using ByteBinGrid = LaneGrid<T, histogramByteBins<T>, kLaneThreads, ByteBinPlan<T>::valuesPerVector,
                              size_t(kLaneThreads) * kLaneUnroll>;
 template <typename T>
-using TmaGrid = LaneGrid<T, histogramByteBinsTma<T>, kTmaThreads, ByteBinPlan<T>::valuesPerVector, kTmaChunkVectors, true>;
+using TmaGrid = LaneGrid<T, histogramByteBinsTma<T>, kTmaThreads, ByteBinPlan<T>::valuesPerVector, kTmaChunkVectors>;
 template <typename F>
 using LaneColumnGrid = LaneGrid<typename F::T, histogramLaneColumns<F>, kColumnThreads, F::groupPixels,
                                 size_t(kColumnThreads) * kColumnUnroll<F>>;
@@ -519,14 +475,11 @@ LaunchPlan tmaPlan(const HistogramProblem& problem, const BinRule&, const cudaDe
 std::string whyNotTma(const HistogramProblem& p)
 {
     const DeviceInfo& d = p.device;
-    if (p.channels == 1 && p.byteBins && p.values < kTmaMaxValues && d.computeMajor >= 9 &&
-        d.sharedMemoryPerBlockOptIn >= kTmaSharedBytes)
-        return {};
-    return "needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), of fewer than 2^37 "
-           "values, and a GPU of compute capability 9.0 or newer with " + std::to_string((kTmaSharedBytes + 1023) / 1024) +
+    if (p.channels == 1 && p.byteBins && d.computeMajor >= 9 && d.sharedMemoryPerBlockOptIn >= kTmaSharedBytes) return {};
+    return "needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), and a GPU of compute "
+           "capability 9.0 or newer with " + std::to_string((kTmaSharedBytes + 1023) / 1024) +
            " KB of shared memory for a block; this is " + depthName(p.depth) + " x" + std::to_string(p.channels) +
-           (p.depth == CV_16U && !p.byteBins ? " with other bins" : "") + " of " + std::to_string(p.values) +
-           " values, compute capability " +
+           (p.depth == CV_16U && !p.byteBins ? " with other bins" : "") + ", compute capability " +
            std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor) + " with " +
            std::to_string(d.sharedMemoryPerBlockOptIn / 1024) + " KB";
 }

@@ -38,17 +38,15 @@ struct HistogramProblem {
     /// Every value's bin is one of its bytes: u8, or u16 with the default 256 bins over [0, 65536).
     bool byteBins;
     const DeviceInfo& device;
-    size_t values = 0;  ///< the image's: pixels x channels
 };
 
 /// The kernel a run launches and its shared-memory layout, decided once per run (prepare) so
 /// that no runtime query sits between a chunk's timing events.
 struct LaunchPlan {
     /// One chunk's kernel over the pixels of `span` (never empty) of `image`, whose format the
-    /// plan was made for; adds into `counts`. `queue` is a word of device memory zeroed before the
-    /// run, this launch's alone, for kernels that hand out their work from it (tma).
+    /// plan was made for; adds into `counts`.
     using Launch = void (*)(const LaunchPlan& plan, const void* image, PixelSpan span, const BinRule& rule,
-                            unsigned long long* counts, unsigned* queue, cudaStream_t stream);
+                            unsigned long long* counts, cudaStream_t stream);
     Launch launch = nullptr;
     size_t sharedBytes = 0;
     size_t pixelsPerBlock = 0;  ///< shared
