@@ -5,9 +5,9 @@
 //   flight), with 32-bit counters private to each lane position: word (bin, lane) sits in bank
 //   `lane`, so a warp's 32 increments never conflict or collide whatever the data (a constant
 //   image runs as fast as noise), and each value costs a byte permute (PRMT: its byte and the
-//   lane's form its offset), an add of the column's base and one shared atomic. All warps of a
-//   block share the one column (256-byte rows, half used: 64 KB). At the end a
-//   block folds each bin's 32 lane words, one global atomic per bin.
+//   lane's form its offset) and one shared atomic, which adds the column's base (held in a
+//   uniform register). All warps of a block share the one column (256-byte rows, half used:
+//   64 KB). At the end a block folds each bin's 32 lane words, one global atomic per bin.
 //   Every other format whose lane columns fit a block's shared memory (entries x (bins + 2)
 //   x 128 bytes: 256 bins on 4 channels + luminance take 165 KB): the same lane-private
 //   columns, one per entry (each channel, and luminance), over groups of whole pixels loaded
