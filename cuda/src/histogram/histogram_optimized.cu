@@ -159,18 +159,17 @@ __device__ void foldColumns(const unsigned* columns, int slots, int entrySlots, 
 /// address too and base is 0.
 struct ByteBinLane {
     uint32_t laneBits, base;
+
+    /// This thread's lane for columns at shared-window address `columns`. On a 64 KB boundary
+    /// laneBits carries their address, so that a value's counter address is the permute alone.
+    __device__ __forceinline__ static ByteBinLane at(uint32_t columns, bool onBoundary)
+    {
+        const uint32_t laneOffset = threadIdx.x % 32 * 4;
+        return onBoundary ? ByteBinLane{columns | laneOffset, 0} : ByteBinLane{laneOffset, columns};
+    }
+
     __device__ uint32_t address(unsigned bin) const { return base + (laneBits | bin << 8); }
 };
-
-/// This thread's lane for columns at shared-window address `columns`.
-__device__ __forceinline__ ByteBinLane byteBinLane(uint32_t columns) { return {threadIdx.x % 32 * 4, columns}; }
-
-/// The same for columns on a 64 KB boundary: laneBits carries their address, so that a value's
-/// counter address is the permute alone.
-__device__ __forceinline__ ByteBinLane alignedByteBinLane(uint32_t columns)
-{
-    return {columns | threadIdx.x % 32 * 4, 0};
-}
 
 /// Adds 1 to the shared word at shared-window address `address`.
 __device__ __forceinline__ void countAt(uint32_t address)
@@ -217,7 +216,7 @@ __global__ void __launch_bounds__(kLaneThreads)
     unsigned* columns = reinterpret_cast<unsigned*>(shared);
     for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kLaneThreads) shared[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    const ByteBinLane lane = byteBinLane(uint32_t(__cvta_generic_to_shared(columns)));
+    const ByteBinLane lane = ByteBinLane::at(uint32_t(__cvta_generic_to_shared(columns)), false);
 
     const WholeUnits whole = wholeUnits(span, P);
     const auto* vectors = reinterpret_cast<const uint4*>(image);
@@ -255,7 +254,7 @@ constexpr size_t kTmaSharedBytes =
 /// histogramByteBins's counting and fold, but the vectors arrive by bulk copies into a ring of
 /// shared buffers, so each block has its next chunks in flight while it counts (one block per SM).
 /// The columns sit on a 64 KB boundary of the shared window, so a value's counter address is one
-/// permute (alignedByteBinLane), not a permute and an add.
+/// permute (ByteBinLane::at), not a permute and an add.
 template <typename T>
 __global__ void __launch_bounds__(kTmaThreads)
     histogramByteBinsTma(const T* __restrict__ image, PixelSpan span, BinRule rule, unsigned long long* __restrict__ counts)
@@ -290,7 +289,7 @@ __global__ void __launch_bounds__(kTmaThreads)
         }
         return;
     }
-    const ByteBinLane lane = alignedByteBinLane(columnsAddress);
+    const ByteBinLane lane = ByteBinLane::at(columnsAddress, true);
     int n = 0;
     for (size_t c = blockIdx.x; c < chunks; c += gridDim.x, ++n) {
         const int inChunk = int(min(size_t(kTmaChunkVectors), vectors - c * kTmaChunkVectors));
