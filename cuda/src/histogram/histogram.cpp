@@ -5,8 +5,9 @@
 // family, each with its kernels and launch plans: histogram_atomics.cu (global-atomics,
 // shared), histogram_optimized.cu (optimized, the default: lane-private counters wherever a
 // block's shared memory holds one word per lane position for each, per-warp sub-histograms
-// for larger histograms; tma, the default where it applies: optimized's byte bins for one
-// channel of u8, or u16 with the default bins, fed by the Tensor Memory Accelerator on sm_90+).
+// for larger histograms; tma: optimized's byte bins for one channel of u8, or u16 with the
+// default bins, fed by the Tensor Memory Accelerator on sm_90+, which optimized's register
+// loads now outrun: docs/performance.md, "Twenty-eighth step").
 // When one histogram does not fit in a block's shared memory (many bins times entries,
 // e.g. 65536 bins), shared and optimized count with global atomics instead.
 //
@@ -37,7 +38,7 @@ const VariantRegistry<HistogramProblem, HistogramLaunch>& histogramVariants()
 {
     static const VariantRegistry<HistogramProblem, HistogramLaunch> registry(
         "histogram", {globalAtomicsHistogram(), sharedHistogram(), optimizedHistogram(), tmaHistogram()},
-        [](const HistogramProblem& p) { return histogramVariants().whyNot("tma", p).empty() ? "tma" : "optimized"; });
+        [](const HistogramProblem&) { return "optimized"; });
     return registry;
 }
 

@@ -1,13 +1,16 @@
-// histogram's optimized variant (the default where tma does not apply) and tma.
+// histogram's optimized variant (the default) and tma.
 // optimized:
 //   Single-channel u8, and single-channel u16 with the default binning (256 bins, bin = high
-//   byte): a grid of a few blocks per SM striding over 16-byte vectors (4 per thread in
-//   flight), with 32-bit counters private to each lane position: word (bin, lane) sits in bank
-//   `lane`, so a warp's 32 increments never conflict or collide whatever the data (a constant
-//   image runs as fast as noise), and each value costs a byte permute (PRMT: its byte and the
-//   lane's form its offset) and one shared atomic, which adds the column's base (held in a
-//   uniform register). All warps of a block share the one column (256-byte rows, half used:
-//   64 KB). At the end a block folds each bin's 32 lane words, one global atomic per bin.
+//   byte): a persistent grid of 1024-thread blocks striding over 16-byte vectors, each thread
+//   holding its next 4 vectors in registers while it counts, with 32-bit counters private to
+//   each lane position: word (bin, lane) sits in bank `lane`, so a warp's 32 increments never
+//   conflict or collide whatever the data (a constant image runs as fast as noise), and each
+//   value costs a byte permute (PRMT: its byte and the lane's form its offset) and one shared
+//   atomic. All warps of a block share the one column (256-byte rows, half used: 64 KB).
+//   Where a block may have 128 KB of shared memory the column starts on a 64 KB boundary of
+//   the shared window, so the permute forms the whole address (2 instructions a value); else
+//   the atomic adds the column's base from a uniform register. At the end a block folds each
+//   bin's 32 lane words, one global atomic per bin.
 //   Every other format whose lane columns fit a block's shared memory (entries x (bins + 2)
 //   x 128 bytes: 256 bins on 4 channels + luminance take 165 KB): the same lane-private
 //   columns, one per entry (each channel, and luminance), over groups of whole pixels loaded
@@ -22,9 +25,10 @@
 // tma (sm_90+; one channel of u8, or u16 with the default binning): optimized's byte bins and
 //   fold, but one block per SM whose extra warp streams the image in 16 KB chunks with bulk
 //   copies (the Tensor Memory Accelerator) into a ring of 4 shared buffers, so every block
-//   has its next chunks in flight while it counts; the loads no longer wait behind the
-//   atomics (docs/performance.md, "Sixteenth step"). Its columns start on a 64 KB boundary
-//   of the shared window, so the permute alone forms a value's address: 2 instructions.
+//   has its next chunks in flight while it counts. Its columns start on a 64 KB boundary of
+//   the shared window too. Copying the image through shared memory costs bandwidth there
+//   that the atomics need, so optimized, whose loads go straight to registers, is now the
+//   faster (docs/performance.md, "Twenty-eighth step").
 #include "histogram_device.cuh"
 #include "../tma_ring.cuh"
 
@@ -114,9 +118,20 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- 256 byte bins: lane-private 32-bit counters ---------------------------------------
 
-constexpr int kLaneThreads = 512;
+constexpr int kLaneThreads = 512;  ///< tma's counting threads
 constexpr int kByteBins = 256;
-constexpr int kLaneUnroll = 4;  ///< vectors a thread loads before counting them
+/// optimized's byte-bin blocks: one an SM where the columns sit on a 64 KB boundary.
+constexpr int kByteBinThreads = 1024;
+/// Block-wide steps a byte-bin thread has loaded ahead of the one it counts: 64 KB in flight an SM.
+constexpr int kByteBinAhead = 4;
+/// A 64 KB boundary of the shared window: columns there let the permute form the whole address.
+constexpr uint32_t kColumnAlignment = 1u << 16;
+
+/// The first 64 KB boundary of the shared window at or after shared-window address `address`.
+__device__ __forceinline__ uint32_t columnBoundaryFrom(uint32_t address)
+{
+    return (address + kColumnAlignment - 1) & ~(kColumnAlignment - 1);
+}
 
 /// The byte-bin kernel's layout: a row of kByteBinRowBytes per bin, word (bin, lane) at byte
 /// bin * 256 + lane * 4 for lane position `lane` of every warp of the block. Rows of 256 bytes
@@ -128,6 +143,7 @@ template <typename T> struct ByteBinPlan {
     static constexpr int valuesPerVector = 16 / int(sizeof(T));
     static constexpr size_t sharedWords = size_t(kByteBins) * kByteBinRowWords;
 };
+constexpr size_t kByteBinColumnBytes = ByteBinPlan<uint8_t>::sharedWords * sizeof(unsigned);
 
 /// Adds the lane words of `slots` counters (counter i's 32 words at columns + i * RowWords),
 /// `entrySlots` per entry, into counts, whose entries are `countStride` apart: two threads per
@@ -155,7 +171,7 @@ __device__ void foldColumns(const unsigned* columns, int slots, int entrySlots, 
 
 /// Where this thread's byte-bin counters are (ByteBinPlan): bin b's word at shared-window
 /// address base + (laneBits | b << 8). laneBits holds the lane's offset (lane * 4) in its low
-/// byte and nothing in byte 1; where the columns start on a 64 KB boundary (tma) it holds their
+/// byte and nothing in byte 1; where the columns start on a 64 KB boundary it holds their
 /// address too and base is 0.
 struct ByteBinLane {
     uint32_t laneBits, base;
@@ -206,36 +222,51 @@ template <typename T> __device__ __forceinline__ void countVector(const uint4& v
     countWord<T>(v.w, lane);
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kLaneThreads)
+/// optimized's byte bins: a persistent grid, each thread taking one 16-byte vector a block-wide
+/// step and holding the vectors of its next kByteBinAhead steps in registers, so that every SM
+/// keeps its loads in flight while it counts, without copying the image through shared memory
+/// (which tma's ring does, and which costs shared-memory bandwidth beside the atomics). The first
+/// loads leave before the columns are zeroed. OnBoundary: the columns start on a 64 KB boundary
+/// of the shared window (the block asks for up to 64 KB - 1 more), so a value's counter address is
+/// the permute alone; else at the window's start, with the base added in the atomic.
+template <typename T, bool OnBoundary>
+__global__ void __launch_bounds__(kByteBinThreads)
     histogramByteBins(const T* __restrict__ image, PixelSpan span, BinRule rule, unsigned long long* __restrict__ counts)
 {
     using Plan = ByteBinPlan<T>;
-    constexpr int P = Plan::valuesPerVector;
-    extern __shared__ uint4 shared[];
-    unsigned* columns = reinterpret_cast<unsigned*>(shared);
-    for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kLaneThreads) shared[i] = make_uint4(0, 0, 0, 0);
-    __syncthreads();
-    const ByteBinLane lane = ByteBinLane::at(uint32_t(__cvta_generic_to_shared(columns)), false);
-
-    const WholeUnits whole = wholeUnits(span, P);
+    const WholeUnits whole = wholeUnits(span, Plan::valuesPerVector);
     const auto* vectors = reinterpret_cast<const uint4*>(image);
-    constexpr size_t stride = size_t(kLaneThreads) * kLaneUnroll;
-    for (size_t start = whole.first + blockIdx.x * stride; start < whole.last; start += gridDim.x * stride) {
-        const size_t first = start + threadIdx.x;
-        uint4 v[kLaneUnroll] = {};
+    const size_t stride = size_t(gridDim.x) * kByteBinThreads;
+    size_t counted = whole.first + size_t(blockIdx.x) * kByteBinThreads + threadIdx.x, loaded = counted;
+    const auto loadNext = [&](uint4& v) {
+        v = loaded < whole.last ? __ldg(vectors + loaded) : make_uint4(0, 0, 0, 0);
+        loaded += stride;
+    };
+    uint4 ahead[kByteBinAhead];
 #pragma unroll
-        for (int u = 0; u < kLaneUnroll; ++u)
-            if (first + u * kLaneThreads < whole.last) v[u] = __ldg(vectors + first + u * kLaneThreads);
+    for (int d = 0; d < kByteBinAhead; ++d) loadNext(ahead[d]);
+
+    extern __shared__ uint4 shared[];
+    const auto window = uint32_t(__cvta_generic_to_shared(shared));
+    const uint32_t columnsAddress = OnBoundary ? columnBoundaryFrom(window) : window;
+    uint4* columnVectors = shared + (columnsAddress - window) / 16;
+    for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kByteBinThreads) columnVectors[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    const ByteBinLane lane = ByteBinLane::at(columnsAddress, OnBoundary);
+
+    while (counted < whole.last) {
 #pragma unroll
-        for (int u = 0; u < kLaneUnroll; ++u)
-            if (first + u * kLaneThreads < whole.last) countVector<T>(v[u], lane);
+        for (int d = 0; d < kByteBinAhead; ++d) {
+            if (counted < whole.last) countVector<T>(ahead[d], lane);
+            counted += stride;
+            loadNext(ahead[d]);
+        }
     }
 
     countEdgeValues(image, span, whole, rule, lane);
     __syncthreads();
-
-    foldColumns<kLaneThreads, kByteBinRowWords>(columns, kByteBins, kByteBins, rule.stride(), counts);
+    foldColumns<kByteBinThreads, kByteBinRowWords>(reinterpret_cast<const unsigned*>(columnVectors), kByteBins, kByteBins,
+                                                  rule.stride(), counts);
 }
 
 // ---- tma: the byte bins fed by the Tensor Memory Accelerator (sm_90) ------------------------
@@ -246,10 +277,8 @@ constexpr int kTmaChunkVectors = 1024;
 constexpr int kTmaStages = 4;
 constexpr int kTmaThreads = kLaneThreads + 32;
 constexpr size_t kTmaRingBytes = size_t(kTmaStages) * kTmaChunkVectors * 16 + 2 * kTmaStages * sizeof(uint64_t);
-/// The columns start on the first boundary of this many bytes of the shared window past the ring.
-constexpr uint32_t kTmaColumnAlignment = 1u << 16;
-constexpr size_t kTmaSharedBytes =
-    kTmaRingBytes + (kTmaColumnAlignment - 1) + ByteBinPlan<uint8_t>::sharedWords * sizeof(unsigned);
+/// The ring, then the columns on the first 64 KB boundary of the shared window past it.
+constexpr size_t kTmaSharedBytes = kTmaRingBytes + (kColumnAlignment - 1) + kByteBinColumnBytes;
 
 /// histogramByteBins's counting and fold, but the vectors arrive by bulk copies into a ring of
 /// shared buffers, so each block has its next chunks in flight while it counts (one block per SM).
@@ -266,7 +295,7 @@ __global__ void __launch_bounds__(kTmaThreads)
     uint4* buffers = shared;
     const TmaRing<kTmaStages> ring(reinterpret_cast<uint64_t*>(buffers + kTmaStages * kTmaChunkVectors));
     const auto ringAddress = uint32_t(__cvta_generic_to_shared(shared));
-    const uint32_t columnsAddress = (ringAddress + uint32_t(kTmaRingBytes) + kTmaColumnAlignment - 1) & ~(kTmaColumnAlignment - 1);
+    const uint32_t columnsAddress = columnBoundaryFrom(ringAddress + uint32_t(kTmaRingBytes));
     auto* columnVectors = shared + (columnsAddress - ringAddress) / 16;
     unsigned* columns = reinterpret_cast<unsigned*>(columnVectors);
     for (int i = threadIdx.x; i < int(Plan::sharedWords / 4); i += kTmaThreads) columnVectors[i] = make_uint4(0, 0, 0, 0);
@@ -421,9 +450,9 @@ template <typename T, auto Kernel, int Threads, size_t UnitPixels, size_t Stride
     }
 };
 
-template <typename T>
-using ByteBinGrid = LaneGrid<T, histogramByteBins<T>, kLaneThreads, ByteBinPlan<T>::valuesPerVector,
-                             size_t(kLaneThreads) * kLaneUnroll>;
+template <typename T, bool OnBoundary>
+using ByteBinGrid = LaneGrid<T, histogramByteBins<T, OnBoundary>, kByteBinThreads, ByteBinPlan<T>::valuesPerVector,
+                             kByteBinThreads>;
 template <typename T>
 using TmaGrid = LaneGrid<T, histogramByteBinsTma<T>, kTmaThreads, ByteBinPlan<T>::valuesPerVector, kTmaChunkVectors>;
 template <typename F>
@@ -441,11 +470,13 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
 {
     const size_t bytes = histogramBytes<F>(rule);
     if (bytes > device.sharedMemPerBlockOptin) return globalAtomicsHistogramPlan(problem, rule, device);
-    constexpr size_t columnBytes = ByteBinPlan<uint8_t>::sharedWords * sizeof(unsigned);
     if constexpr (kByteBinFormat<F>) {
         using T = typename F::T;
+        constexpr size_t onBoundaryBytes = kByteBinColumnBytes + kColumnAlignment - 1;
         if (sizeof(T) == 1 || rule.u16ByShift)
-            return ByteBinGrid<T>::plan(columnBytes, device);
+            return device.sharedMemPerBlockOptin >= onBoundaryBytes
+                       ? ByteBinGrid<T, true>::plan(onBoundaryBytes, device)
+                       : ByteBinGrid<T, false>::plan(kByteBinColumnBytes, device);
     }
     // A word per lane position for every counter.
     const size_t laneColumnBytes = size_t(F::entries) * size_t(columnSlots<F>(rule)) * 32 * sizeof(unsigned);
