@@ -144,6 +144,8 @@ template <typename T> struct ByteBinPlan {
     static constexpr size_t sharedWords = size_t(kByteBins) * kByteBinRowWords;
 };
 constexpr size_t kByteBinColumnBytes = ByteBinPlan<uint8_t>::sharedWords * sizeof(unsigned);
+/// The columns with the room to start them on the first 64 KB boundary of wherever they are put.
+constexpr size_t kByteBinColumnsOnBoundaryBytes = kByteBinColumnBytes + kColumnAlignment - 1;
 
 /// Adds the lane words of `slots` counters (counter i's 32 words at columns + i * RowWords),
 /// `entrySlots` per entry, into counts, whose entries are `countStride` apart: two threads per
@@ -278,7 +280,7 @@ constexpr int kTmaStages = 4;
 constexpr int kTmaThreads = kLaneThreads + 32;
 constexpr size_t kTmaRingBytes = size_t(kTmaStages) * kTmaChunkVectors * 16 + 2 * kTmaStages * sizeof(uint64_t);
 /// The ring, then the columns on the first 64 KB boundary of the shared window past it.
-constexpr size_t kTmaSharedBytes = kTmaRingBytes + (kColumnAlignment - 1) + kByteBinColumnBytes;
+constexpr size_t kTmaSharedBytes = kTmaRingBytes + kByteBinColumnsOnBoundaryBytes;
 
 /// histogramByteBins's counting and fold, but the vectors arrive by bulk copies into a ring of
 /// shared buffers, so each block has its next chunks in flight while it counts (one block per SM).
@@ -472,10 +474,9 @@ LaunchPlan optimizedPlan(const HistogramProblem& problem, const BinRule& rule, c
     if (bytes > device.sharedMemPerBlockOptin) return globalAtomicsHistogramPlan(problem, rule, device);
     if constexpr (kByteBinFormat<F>) {
         using T = typename F::T;
-        constexpr size_t onBoundaryBytes = kByteBinColumnBytes + kColumnAlignment - 1;
         if (sizeof(T) == 1 || rule.u16ByShift)
-            return device.sharedMemPerBlockOptin >= onBoundaryBytes
-                       ? ByteBinGrid<T, true>::plan(onBoundaryBytes, device)
+            return device.sharedMemPerBlockOptin >= kByteBinColumnsOnBoundaryBytes
+                       ? ByteBinGrid<T, true>::plan(kByteBinColumnsOnBoundaryBytes, device)
                        : ByteBinGrid<T, false>::plan(kByteBinColumnBytes, device);
     }
     // A word per lane position for every counter.
