@@ -5,6 +5,8 @@
 
 #include <cuda_pipeline_primitives.h>
 
+#include <type_traits>
+
 namespace kl::gpu {
 namespace {
 
@@ -322,12 +324,20 @@ template <typename T, int K, int widest> constexpr int floatStagedElements()
     return sizeof(T) == 1 && K <= widest ? 2 * kRingElements : kRingElements;
 }
 
+/// conv2dStagedRows' elements a thread: floatStagedElements up to 5x5, and 8 on u16 5x5 with 3 or 4
+/// channels too, whose 4-element windows (20 and 24 elements for 4 outputs) widened more elements
+/// than they summed. At 3x3 and 7x7, and on one u16 channel, 8 were the slower (docs/performance.md,
+/// "Twenty-ninth step").
+template <typename T, int CN, int K> constexpr int stagedRowsElements()
+{
+    return sizeof(T) == 2 && CN >= 3 && K == 5 ? 2 * kRingElements : floatStagedElements<T, K, 5>();
+}
+
 /// The tiles of conv2dIntegerTiles, conv2dStagedRing (8 elements a thread on u8 up to 9x9: at 9x9
-/// they are the faster on 3 and 4 channels and as fast on one) and conv2dStagedRows (up to 5x5: at
-/// 7x7 its 8-element threads are the slower; docs/performance.md).
+/// they are the faster on 3 and 4 channels and as fast on one) and conv2dStagedRows.
 template <int CN, int K> using IntegerTile = StagedTile<uint8_t, CN, K, kRingElements>;
 template <typename T, int CN, int K> using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 9>()>;
-template <typename T, int CN, int K> using StagedRowsTile = StagedTile<T, CN, K, floatStagedElements<T, K, 5>()>;
+template <typename T, int CN, int K> using StagedRowsTile = StagedTile<T, CN, K, stagedRowsElements<T, CN, K>()>;
 
 /// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
 /// elements each, to `target` (row r at target + r * span). Constant border rows are filled with
@@ -424,18 +434,27 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
         const int cHi = max(cLo, min(S::copiesPerRow, (flatCols - x0 + S::margin) / S::chunk));
         // Copy i = threadIdx.x + n * kRingThreads is chunk c of row r, i = r * copiesPerRow + c: both
         // and the addresses advance by constants (with a division and a row address per copy, this
-        // loop took 13% of the integer kernel's instructions; now 10%).
-        int r = firstCopyRow, c = firstCopyChunk;
-        const T* source = a.inRow(y0 + r) + x0 - S::margin + S::chunk * c;
-        for (uint32_t* target = tile + 4 * threadIdx.x; r < rows; target += 4 * kRingThreads) {
-            if (c >= cLo && c < cHi && (imageRows || !a.borderRow(y0 + r))) __pipeline_memcpy_async(target, source, 16);
-            constexpr int rowStep = kRingThreads / S::copiesPerRow, chunkStep = kRingThreads % S::copiesPerRow;
-            r += rowStep, c += chunkStep;
-            source += ptrdiff_t(rowStep) * a.inPitch + S::chunk * chunkStep;
-            if (c >= S::copiesPerRow) r += 1, c -= S::copiesPerRow, source += a.inPitch - S::span;
-        }
-        if (!(interiorColumns && imageRows))
+        // loop took 13% of the integer kernel's instructions; now 10%). A tile inside the image
+        // copies every chunk without asking (Checked false): a block waits on its copies before it
+        // sums, and the checks made them issue later (docs/performance.md, "Twenty-ninth step").
+        const auto copyTile = [&](auto checked) {
+            int r = firstCopyRow, c = firstCopyChunk;
+            const T* source = a.inRow(y0 + r) + x0 - S::margin + S::chunk * c;
+            for (uint32_t* target = tile + 4 * threadIdx.x; r < rows; target += 4 * kRingThreads) {
+                if (!decltype(checked)::value || (c >= cLo && c < cHi && (imageRows || !a.borderRow(y0 + r))))
+                    __pipeline_memcpy_async(target, source, 16);
+                constexpr int rowStep = kRingThreads / S::copiesPerRow, chunkStep = kRingThreads % S::copiesPerRow;
+                r += rowStep, c += chunkStep;
+                source += ptrdiff_t(rowStep) * a.inPitch + S::chunk * chunkStep;
+                if (c >= S::copiesPerRow) r += 1, c -= S::copiesPerRow, source += a.inPitch - S::span;
+            }
+        };
+        if (interiorColumns && imageRows) {
+            copyTile(std::false_type{});
+        } else {
+            copyTile(std::true_type{});
             stageTileEdges<S>(a, reinterpret_cast<T*>(tile), y0, rows, x0 - S::margin, cLo, cHi);
+        }
         __pipeline_commit();
         __pipeline_wait_prior(0);
         __syncthreads();
@@ -531,8 +550,10 @@ __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat,
 /// sums of output row k - i, holding K rows of N sums in registers and storing an output row once its
 /// last kernel row is in. An output's K x K products are one fma chain in row-major order: no
 /// separate row sums to add (a different order from shared's, equal under the acceptance rule).
+/// On u8 the bound of 5 blocks an SM leaves the registers at 96 as before, but ptxas's schedule for it
+/// ran 5x5 on one channel 3-4% faster (docs/performance.md, "Twenty-ninth step").
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRows(StripArgs<In, Out> a, TileSchedule schedule)
+__global__ void __launch_bounds__(kRingThreads, sizeof(In) == 1 ? 5 : 4) conv2dStagedRows(StripArgs<In, Out> a, TileSchedule schedule)
 {
     using S = StagedRowsTile<In, CN, K>;
     using W = typename S::Window;
