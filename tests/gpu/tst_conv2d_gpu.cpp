@@ -658,7 +658,7 @@ private slots:
 
     // The staged kernels (staged-rows, separable's staged ring, integer) take lower tiles on grids
     // of few waves (stagedTileRows), so the small images above run 8-row tiles; these of 86M elements
-    // take 32-row tiles on the 132 SMs of an H100 or H200. Each variant against shared under
+    // (50M on u16) take their tallest tiles on the 132 SMs of an H100 or H200. Each variant against shared under
     // the acceptance rule (the reference's sums only where the two differ), one stream, one chunk.
     void stagedTilesOnLargeImages()
     {
@@ -681,6 +681,15 @@ private slots:
                 QVERIFY2(verdict.passed(), kltest::msg(describe(input, spec, variant) + ": " + verdict.failure));
             }
         }
+        // u16 5x5 on 4 channels: staged-rows' 8-element threads in 16-row tiles, tall ones here.
+        const cv::Mat u16 = kltest::randomImage(3079, 4093, CV_16U, 4, ++seed);
+        const Conv2DSpec spec = makeSpec(randomKernel(5, 5, false, ++seed), BorderMode::Reflect101, CV_16U);
+        kl::gpu::RunOptions options;
+        options.variant = "staged-rows";
+        const cv::Mat staged = run(u16, spec, options);
+        options.variant = "shared";
+        const kl::Verdict verdict = kltest::checkConv2D(staged, run(u16, spec, options), u16, spec);
+        QVERIFY2(verdict.passed(), kltest::msg(describe(u16, spec, "staged-rows") + ": " + verdict.failure));
     }
 
     void integerRejectsOtherImagesAndKernels()
