@@ -658,8 +658,9 @@ private slots:
 
     // The staged kernels (staged-rows, separable's staged ring, integer) take lower tiles on grids
     // of few waves (stagedTileRows), so the small images above run 8-row tiles; these of 86M elements
-    // (50M on u16) take their tallest tiles on the 132 SMs of an H100 or H200. Each variant against shared under
-    // the acceptance rule (the reference's sums only where the two differ), one stream, one chunk.
+    // (50M on u16) take their tallest tiles on the 132 SMs of an H100 or H200. Each variant against
+    // shared under the acceptance rule (the reference's sums only where the two differ), one stream,
+    // one chunk.
     void stagedTilesOnLargeImages()
     {
         uint64_t seed = 40000;

@@ -435,7 +435,7 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
         // Copy i = threadIdx.x + n * kRingThreads is chunk c of row r, i = r * copiesPerRow + c: both
         // and the addresses advance by constants (with a division and a row address per copy, this
         // loop took 13% of the integer kernel's instructions; now 10%). A tile inside the image
-        // copies every chunk without asking (Checked false): a block waits on its copies before it
+        // copies every chunk without asking (`checked` false): a block waits on its copies before it
         // sums, and the checks made them issue later (docs/performance.md, "Twenty-ninth step").
         const auto copyTile = [&](auto checked) {
             int r = firstCopyRow, c = firstCopyChunk;
@@ -553,7 +553,8 @@ __device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat,
 /// On u8 the bound of 5 blocks an SM leaves the registers at 96 as before, but ptxas's schedule for it
 /// ran 5x5 on one channel 3-4% faster (docs/performance.md, "Twenty-ninth step").
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, sizeof(In) == 1 ? 5 : 4) conv2dStagedRows(StripArgs<In, Out> a, TileSchedule schedule)
+__global__ void __launch_bounds__(kRingThreads, sizeof(In) == 1 ? 5 : 4)
+    conv2dStagedRows(StripArgs<In, Out> a, TileSchedule schedule)
 {
     using S = StagedRowsTile<In, CN, K>;
     using W = typename S::Window;
