@@ -10,6 +10,7 @@
 #include "kernellab/rounding.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -251,13 +252,25 @@ inline dim3 gridFor(int cols, int rows, int colsPerBlock, int rowsPerBlock)
                 std::min(unsigned(rows + rowsPerBlock - 1) / unsigned(rowsPerBlock), kMaxGridY));
 }
 
-/// allowSharedMemory, and the SM's memory split towards shared memory rather than L1.
-template <typename Kernel> void optInSharedMemory(Kernel* kernel, size_t bytes)
+/// allowSharedMemory, and the SM's memory split so that shared memory holds as many blocks of
+/// `threads` as the SM can run at once (at most perSmCap) and the rest stays L1. Left to itself the
+/// driver may keep most of it as L1 and fit fewer blocks; split all to shared, it leaves 28 KB of L1
+/// for the global loads of a kernel that registers hold to fewer blocks (separable-tiles on f32 ran
+/// 1.15-1.2x slower so, docs/performance.md, "Thirtieth step").
+template <typename Kernel> void optInSharedMemory(Kernel* kernel, size_t bytes, int threads, int perSmCap = INT_MAX)
 {
     allowSharedMemory(kernel, bytes);
-    // Left to itself the driver may keep most of the SM's memory as L1, fitting fewer blocks.
     KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      int(cudaSharedmemCarveoutMaxShared)));
+    int blocks = 0, device = 0, sharedPerSm = 0, reservedPerBlock = 0;
+    KL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, bytes));
+    KL_CUDA_TRY(cudaGetDevice(&device));
+    KL_CUDA_TRY(cudaDeviceGetAttribute(&sharedPerSm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    KL_CUDA_TRY(cudaDeviceGetAttribute(&reservedPerBlock, cudaDevAttrReservedSharedMemoryPerBlock, device));
+    const size_t needed = size_t(std::clamp(blocks, 1, perSmCap)) * (bytes + size_t(reservedPerBlock));
+    // A percentage of the largest split; the driver takes the next supported split at or above it.
+    const size_t percent = std::min<size_t>(100, (100 * needed + size_t(sharedPerSm) - 1) / size_t(sharedPerSm));
+    KL_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, int(percent)));
 }
 
 template <typename T, typename V> void copyToSymbol(const T& symbol, const std::vector<V>& values, cudaStream_t s)

@@ -38,6 +38,14 @@ namespace {
 /// The fewest waves of resident blocks a staged grid should have (stagedTileRows).
 constexpr int kStagedMinWaves = 4;
 
+/// The tallest of `tallest`, tallest - step, ... above `lowest` rows that `fills`, else `lowest`.
+template <typename Fills> int tallestFilling(int tallest, int lowest, int step, Fills&& fills)
+{
+    for (int rows = tallest; rows > lowest; rows -= step)
+        if (fills(rows)) return rows;
+    return lowest;
+}
+
 /// Blocks of staged kernel `kernel` (kRingThreads each) resident on the whole device at once:
 /// asked once per run, in prepare, so that launches stay free of driver queries.
 template <typename Kernel> int stagedSlots(Kernel* kernel, int multiprocessors)
@@ -65,9 +73,8 @@ template <typename S, typename T, typename Out> bool fillsStagedWaves(const Stri
 /// tiles restage more halo rows per output (docs/performance.md, "Tile height").
 template <typename S, typename T, typename Out> int stagedTileRows(const StripArgs<T, Out>& a, int slots)
 {
-    for (int rows = S::rows; rows > kScheduleStep; rows -= kScheduleStep)
-        if (fillsStagedWaves<S>(a, rows, slots)) return rows;
-    return kScheduleStep;
+    return tallestFilling(S::rows, kScheduleStep, kScheduleStep,
+                          [&](int rows) { return fillsStagedWaves<S>(a, rows, slots); });
 }
 
 /// The tiles of strip `a` (tile S; `slots` blocks resident on the whole GPU), as TileSchedule
@@ -231,21 +238,36 @@ std::string whyNotSeparableTiles(const Conv2dProblem& p)
 
 void prepareSeparableTiles(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, cudaStream_t stream)
 {
-    withTilesKernel(run, [](auto kernel, size_t bytes) { optInSharedMemory(kernel, bytes); });
+    withTilesKernel(run, [&](auto kernel, size_t bytes) {
+        optInSharedMemory(kernel, bytes, kTilesThreads);
+        run.stagedSlots = residentBlocks(kernel, kTilesThreads, bytes, run.multiprocessors);
+    });
     uploadTaps(*problem.factors, stream);
 }
 
-/// Blocks walk strips of output rows tall enough that the ring's first K - 1 rows are a small
-/// share of them, and enough strips that the grid fills the device a few times over.
-constexpr int kTilesBlocksPerSM = 8;
+/// separable-tiles' strips are at most kTilesStripSteps steps tall, and grids at least kTilesMinWaves
+/// waves of resident blocks (tilesStripRows).
+constexpr int kTilesStripSteps = 6, kTilesMinWaves = 10;
+
+/// The rows of separable-tiles' strips over `rows` rows of `bands` bands (`slots` blocks resident on
+/// the whole GPU): the tallest of kTilesStripSteps, kTilesStripSteps - 1, ... steps whose grid has
+/// kTilesMinWaves waves, else 2 steps. Each strip restages K - 1 rows, so taller strips read less
+/// halo; but while the last blocks of a grid of few waves finish, SMs idle. At 8192^2, 6 steps
+/// (21-28 waves) measured fastest on 3 and 4 channels and 4 steps (10 waves) on one; 2-3 waves of
+/// taller strips ran 1.2-1.45x slower (docs/performance.md, "Thirtieth step").
+int tilesStripRows(int rows, int bands, int slots)
+{
+    return tallestFilling(kTilesStripSteps * kTileStep, 2 * kTileStep, kTileStep, [&](int stripRows) {
+        return long(bands) * ((rows + stripRows - 1) / stripRows) >= long(kTilesMinWaves) * slots;
+    });
+}
 
 void computeSeparableTiles(const Conv2dRun& run, int chunk, cudaStream_t stream)
 {
     withStrip(run, chunk, [&](const auto& a, auto cn) {
         constexpr int CN = decltype(cn)::value;
         const int bands = (a.cols * CN + kTileBand - 1) / kTileBand;
-        const int strips = std::max(1, kTilesBlocksPerSM * run.multiprocessors / bands);
-        const int stripRows = std::max(4 * kTileStep, (a.rows + strips - 1) / strips + kTileStep - 1) / kTileStep * kTileStep;
+        const int stripRows = tilesStripRows(a.rows, bands, run.stagedSlots);
         const dim3 grid(unsigned(bands), std::min(unsigned(a.rows + stripRows - 1) / unsigned(stripRows), kMaxGridY));
         withFixedSize(a.kRows, [&](auto k) {
             constexpr int K = decltype(k)::value;

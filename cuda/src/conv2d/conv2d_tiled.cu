@@ -70,7 +70,7 @@ void prepareShared(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, c
         withChannels(run.channels, [&](auto cn) {
             const auto k = sharedKernel<decltype(in), decltype(out), decltype(cn)::value>(
                 run.kRows, run.kCols, problem.device.sharedMemoryPerBlockOptIn);
-            optInSharedMemory(k.kernel, k.bytes);
+            optInSharedMemory(k.kernel, k.bytes, kBlockX * kBlockY);
         });
     });
 }
@@ -107,7 +107,7 @@ PFN_cuTensorMapEncodeTiled_v12000 tensorMapEncoder()
 /// Opts conv2dTma<K> in to its shared memory; returns the persistent grid's size.
 template <int K> int configureTma(int multiprocessors)
 {
-    optInSharedMemory(conv2dTma<K>, TmaShape<K>::bytes);
+    optInSharedMemory(conv2dTma<K>, TmaShape<K>::bytes, kTmaConsumers + 32, kTmaBlocksPerSM);
     return residentBlocks(conv2dTma<K>, kTmaConsumers + 32, TmaShape<K>::bytes, multiprocessors, kTmaBlocksPerSM);
 }
 

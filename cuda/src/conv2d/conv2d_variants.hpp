@@ -79,7 +79,7 @@ struct Conv2dRun {
     int rowsPerChunk = 0, chunks = 0;
     size_t sharedMemoryLimit = 0;  ///< per block, opted in (DeviceInfo::sharedMemoryPerBlockOptIn)
     int multiprocessors = 0;
-    int stagedSlots = 0;  ///< the staged kernels (integer, separable on u8/u16, staged-rows): blocks resident at once
+    int stagedSlots = 0;  ///< the staged kernels (integer, separable on u8/u16, staged-rows, separable-tiles): blocks resident at once
     /// tma: the tensor map over each chunk's slice and the persistent grid's size.
     struct TmaPlan {
         CUtensorMap map;
