@@ -144,13 +144,12 @@ private slots:
                 const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
                 for (int k : {3, 5, 7, 9, 15}) {
                     std::string expected;
-                    // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring; on f32
-                    // staged-rows up to 7x7.
+                    // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring, but
+                    // separable-tiles at 15x15 on several channels; on f32 staged-rows up to 5x5, then
+                    // separable-tiles.
                     if (depth == CV_8U) expected = "integer";
-                    else if (depth == CV_16U) expected = "separable";
-                    else if (k <= 7) expected = "staged-rows";
-                    else if (channels > 1) expected = "separable-tiles";
-                    else expected = k == 15 ? "separable-tiles" : "tma";
+                    else if (depth == CV_16U) expected = k == 15 && channels > 1 ? "separable-tiles" : "separable";
+                    else expected = k <= 5 ? "staged-rows" : "separable-tiles";
                     const std::string label = kl::depthName(depth) + " x" + std::to_string(channels) + " box " +
                                               std::to_string(k);
                     QVERIFY2(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, k), hopper) == expected,
@@ -161,10 +160,13 @@ private slots:
                          std::string("shared"));
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, 23), hopper),
                          std::string("separable"));
-                // Real taps of rank 5: staged-rows up to 7x7; at 9x9 tma on one f32 channel, else shared.
-                kl::Conv2DSpec rankFive;
+                // Real taps of full rank: staged-rows up to 7x7 (where f32 takes separable-tiles for rank
+                // 1); at 9x9 tma on one f32 channel, else shared.
+                kl::Conv2DSpec rankFive, sevenBySeven;
                 rankFive.kernel = kltest::randomImage(5, 5, CV_32F, 1, 11);
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, rankFive, hopper), std::string("staged-rows"));
+                sevenBySeven.kernel = kltest::randomImage(7, 7, CV_32F, 1, 13);
+                QCOMPARE(kl::gpu::resolvedVariant("auto", image, sevenBySeven, hopper), std::string("staged-rows"));
                 kl::Conv2DSpec nineByNine;
                 nineByNine.kernel = kltest::randomImage(9, 9, CV_32F, 1, 12);
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, nineByNine, hopper),
@@ -173,7 +175,9 @@ private slots:
                          std::string(depth == CV_8U ? "dp4a" : depth == CV_16U ? "dp2a" : "staged-rows"));
             }
         const cv::Mat f32 = kltest::randomImage(37, 23, CV_32F, 1, 7);
-        QCOMPARE(kl::gpu::resolvedVariant("auto", f32, spec(kl::Conv2DPreset::Box, 9), ampere), std::string("shared"));
+        kl::Conv2DSpec nineByNine;
+        nineByNine.kernel = kltest::randomImage(9, 9, CV_32F, 1, 12);
+        QCOMPARE(kl::gpu::resolvedVariant("auto", f32, nineByNine, ampere), std::string("shared"));
         QCOMPARE(kl::gpu::resolvedVariant("naive", f32, spec(kl::Conv2DPreset::Box, 5), hopper), std::string("naive"));
         KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d variant 'separable-tiles' needs a rank-1 kernel",
                          kl::gpu::resolvedVariant("separable-tiles", f32, spec(kl::Conv2DPreset::Box, 11), hopper));
@@ -182,11 +186,11 @@ private slots:
         // 5x5 of real taps, which neither integer nor dp4a takes).
         const cv::Mat u8 = kltest::randomImage(37, 23, CV_8U, 3, 8), u16 = kltest::randomImage(37, 23, CV_16U, 3, 9);
         kl::Conv2DSpec huge;
-        huge.kernel = cv::Mat(15, 15, CV_32F, cv::Scalar(0x1p100));
+        huge.kernel = cv::Mat(9, 9, CV_32F, cv::Scalar(0x1p100));
         QCOMPARE(kl::gpu::resolvedVariant("auto", u16, huge, hopper), std::string("separable-tiles"));
         KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d variant 'separable' needs taps below 2^100 in magnitude",
                          kl::gpu::resolvedVariant("separable", u16, huge, hopper));
-        huge.kernel = cv::Mat(15, 15, CV_32F, cv::Scalar(0x1p99));
+        huge.kernel = cv::Mat(9, 9, CV_32F, cv::Scalar(0x1p99));
         QCOMPARE(kl::gpu::resolvedVariant("auto", u16, huge, hopper), std::string("separable"));
         const cv::Mat taps = (cv::Mat_<float>(5, 1) << 0.3f, 0.7f, 1.0f, 0.6f, 0.2f);
         huge.kernel = taps * 0x1p100 * taps.t();

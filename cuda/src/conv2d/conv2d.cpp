@@ -10,7 +10,8 @@
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
 // shared wherever they apply). Else, for rank-1 kernels of compiled sizes, the separable ring (on
 // u8/u16 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
-// separable for other rank-1 sizes from 500 taps on; but staged-rows for every f32 kernel up to 7x7.
+// separable for other rank-1 sizes from 500 taps on; but staged-rows for f32 kernels up to 7x7 other
+// than rank-1 7x7 ones.
 // Otherwise staged-rows for u8/u16 up to 7x7, tma where it applies up to 9x9, shared elsewhere.
 // (docs/performance.md, "The auto rule", "separable-tiles", "The staged ring" and "staged-rows", has the
 // measurements.)
@@ -91,21 +92,22 @@ const char* autoConv2d(const Conv2dProblem& p)
     if (conv2dVariants().whyNot("dp4a", p).empty()) return "dp4a";
     // Rank-1 u16 kernels go to the staged ring: as fast as dp2a on one channel, faster on several.
     if (conv2dVariants().whyNot("dp2a", p).empty() && !p.factors) return "dp2a";
-    // f32 kernels up to 7x7, rank 1 or not: staged-rows was faster than tma, the ring and shared on every
-    // such cell measured.
+    // f32 kernels up to 7x7: staged-rows was faster than tma, the ring and shared on every such cell
+    // measured, but separable-tiles 1.2-1.3x faster on rank-1 7x7 kernels.
     const bool f32 = p.input.depth() == CV_32F;
-    if (f32 && conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
     const int kRows = p.kRows, kCols = p.kCols;
+    const bool rankOneSeven = p.factors && kRows == 7 && kCols == 7;
+    if (f32 && !rankOneSeven && conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
     if (p.factors && kRows >= 3 && kCols >= 3) {
         // Where each measured faster (docs/performance.md, "The auto rule", "separable-tiles", "The
-        // staged ring" and the twenty-second step). On u8/u16 the ring from staged tiles beats
-        // separable-tiles at every compiled size (at 15x15 on 4 channels, ties it). On f32 (from 9x9
-        // here) separable-tiles wins on several channels and at 15x15 on one; tma at 9x9 on one.
-        const bool ring = isCompiledSize(kRows, kCols);
-        const bool oneChannel = p.input.channels() == 1;
-        if (ring && !f32 && conv2dVariants().whyNot("separable", p).empty()) return "separable";
-        if (ring && kRows >= (oneChannel && f32 ? 15 : 9)) return "separable-tiles";
-        if (!ring && kRows * kCols >= 500) return "separable";
+        // staged ring", the twenty-second and the thirtieth step). On u8/u16 the ring from staged
+        // tiles beats separable-tiles up to 9x9 and ties it at 15x15 on one channel; on several,
+        // separable-tiles is 1.4-1.6x faster there. On f32 (from 7x7 here) separable-tiles wins.
+        const bool compiled = isCompiledSize(kRows, kCols);
+        const bool ring = compiled && !f32 && (kRows < 15 || p.input.channels() == 1);
+        if (ring && conv2dVariants().whyNot("separable", p).empty()) return "separable";
+        if (compiled && kRows >= (f32 ? 7 : 9)) return "separable-tiles";
+        if (!compiled && kRows * kCols >= 500) return "separable";
     }
     // Other u8/u16 kernels up to 7x7: 1.2-1.8x shared's speed everywhere measured.
     if (conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
