@@ -256,7 +256,7 @@ inline dim3 gridFor(int cols, int rows, int colsPerBlock, int rowsPerBlock)
 /// `threads` as the SM can run at once (at most perSmCap) and the rest stays L1. Left to itself the
 /// driver may keep most of it as L1 and fit fewer blocks; split all to shared, it leaves 28 KB of L1
 /// for the global loads of a kernel that registers hold to fewer blocks (separable-tiles on f32 ran
-/// 1.15-1.2x slower so, docs/performance.md, "Thirtieth step").
+/// 1.14-1.19x slower so, docs/performance.md, "Thirtieth step").
 template <typename Kernel> void optInSharedMemory(Kernel* kernel, size_t bytes, int threads, int perSmCap = INT_MAX)
 {
     allowSharedMemory(kernel, bytes);

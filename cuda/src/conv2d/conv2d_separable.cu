@@ -253,8 +253,8 @@ constexpr int kTilesStripSteps = 6, kTilesMinWaves = 10;
 /// the whole GPU): the tallest of kTilesStripSteps, kTilesStripSteps - 1, ... steps whose grid has
 /// kTilesMinWaves waves, else 2 steps. Each strip restages K - 1 rows, so taller strips read less
 /// halo; but while the last blocks of a grid of few waves finish, SMs idle. At 8192^2, 6 steps
-/// (21-28 waves) measured fastest on 3 and 4 channels and 4 steps (10 waves) on one; 2-3 waves of
-/// taller strips ran 1.2-1.45x slower (docs/performance.md, "Thirtieth step").
+/// (16-28 waves) measured fastest on 3 and 4 channels and 3-4 steps (8-14 waves) on one; 2-3 waves
+/// of taller strips ran 1.2-1.6x slower (docs/performance.md, "Thirtieth step").
 int tilesStripRows(int rows, int bands, int slots)
 {
     return tallestFilling(kTilesStripSteps * kTileStep, 2 * kTileStep, kTileStep, [&](int stripRows) {
