@@ -139,6 +139,11 @@ private slots:
     void conv2dAutoRule()
     {
         const DeviceInfo hopper = device(9, 0), ampere = device(8, 0);
+        // Real taps of full rank, 5x5, 7x7 and 9x9.
+        kl::Conv2DSpec rankFive, sevenBySeven, nineByNine;
+        rankFive.kernel = kltest::randomImage(5, 5, CV_32F, 1, 11);
+        sevenBySeven.kernel = kltest::randomImage(7, 7, CV_32F, 1, 13);
+        nineByNine.kernel = kltest::randomImage(9, 9, CV_32F, 1, 12);
         for (int depth : {CV_8U, CV_16U, CV_32F})
             for (int channels : {1, 3, 4}) {
                 const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
@@ -160,23 +165,16 @@ private slots:
                          std::string("shared"));
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, 23), hopper),
                          std::string("separable"));
-                // Real taps of full rank: staged-rows up to 7x7 (where f32 takes separable-tiles for rank
-                // 1); at 9x9 tma on one f32 channel, else shared.
-                kl::Conv2DSpec rankFive, sevenBySeven;
-                rankFive.kernel = kltest::randomImage(5, 5, CV_32F, 1, 11);
+                // Full rank: staged-rows up to 7x7 (where f32 takes separable-tiles for rank 1); at 9x9
+                // tma on one f32 channel, else shared.
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, rankFive, hopper), std::string("staged-rows"));
-                sevenBySeven.kernel = kltest::randomImage(7, 7, CV_32F, 1, 13);
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, sevenBySeven, hopper), std::string("staged-rows"));
-                kl::Conv2DSpec nineByNine;
-                nineByNine.kernel = kltest::randomImage(9, 9, CV_32F, 1, 12);
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, nineByNine, hopper),
                          std::string(depth == CV_32F && channels == 1 ? "tma" : "shared"));
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Sharpen, 3), hopper),
                          std::string(depth == CV_8U ? "dp4a" : depth == CV_16U ? "dp2a" : "staged-rows"));
             }
         const cv::Mat f32 = kltest::randomImage(37, 23, CV_32F, 1, 7);
-        kl::Conv2DSpec nineByNine;
-        nineByNine.kernel = kltest::randomImage(9, 9, CV_32F, 1, 12);
         QCOMPARE(kl::gpu::resolvedVariant("auto", f32, nineByNine, ampere), std::string("shared"));
         QCOMPARE(kl::gpu::resolvedVariant("naive", f32, spec(kl::Conv2DPreset::Box, 5), hopper), std::string("naive"));
         KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d variant 'separable-tiles' needs a rank-1 kernel",
