@@ -24,30 +24,32 @@ constexpr int conflictFreeStride(int floats) { return roundUp4(floats) % 8 == 0 
 /// conv2dSeparableTiles' shared memory for a K x K kernel on CN channels: `input`, the staged rows
 /// of one step as f32 (element x0 - pad at column 0), and `mid`, a ring of rows slots of row-pass
 /// results (slice row k in slot (k - strip start) % rows).
-template <int CN, int K> struct SeparableTile {
+template <int CN_, int K> struct SeparableTile {
+    static constexpr int CN = CN_;
     static constexpr int pad = roundUp4(K / 2 * CN), inputCols = kTileBand + 2 * pad;
     static constexpr int inputStride = conflictFreeStride(inputCols), midStride = conflictFreeStride(kTileBand);
     static constexpr int midRows = kTileStep + K - 1;
     static constexpr int inputQuads = inputCols / 4, quadsPerThread = (kTileStep * inputQuads + kTilesThreads - 1) / kTilesThreads;
+    static constexpr int vectorElements = 4, rowVectors = inputQuads, vectorsPerThread = quadsPerThread;  // StagePlan
     static constexpr size_t bytes = (size_t(kTileStep) * inputStride + size_t(midRows) * midStride) * sizeof(float);
 };
 
-/// Where a thread's quads of every step lie: quad p is quad threadIdx.x + p * kTilesThreads of the
-/// step's rows, row by row; computed once, since it is the same in every step.
-template <int CN, int K> struct StagePlan {
-    static constexpr int P = SeparableTile<CN, K>::quadsPerThread;
+/// Where a thread's vectors of every step of tile T lie (T: SeparableTile, quads of 4 elements;
+/// MmaTile, 16 bytes): vector p is vector threadIdx.x + p * kTilesThreads of the step's rows, row by
+/// row; computed once, since it is the same in every step.
+template <typename T> struct StagePlan {
+    static constexpr int P = T::vectorsPerThread;
     int row[P];     ///< its row in the step (kTileStep: none)
     int source[P];  ///< elements from the step's first input element
-    int target[P];  ///< floats from the input tile's start
+    int column[P];  ///< its first element in the tile's row
     __device__ StagePlan(int inPitch)
     {
-        using T = SeparableTile<CN, K>;
 #pragma unroll
         for (int p = 0; p < P; ++p) {
-            const int i = threadIdx.x + p * kTilesThreads, r = i / T::inputQuads, q = i - r * T::inputQuads;
+            const int i = threadIdx.x + p * kTilesThreads, r = i / T::rowVectors, v = i - r * T::rowVectors;
             row[p] = r < kTileStep ? r : kTileStep;
-            source[p] = r * inPitch + 4 * q;
-            target[p] = r * T::inputStride + 4 * q;
+            column[p] = T::vectorElements * v;
+            source[p] = r * inPitch + column[p];
         }
     }
 };
@@ -57,21 +59,21 @@ template <typename In, int P> struct PendingQuads {
     typename Quad<In>::type quad[P];
 };
 
-/// Whether the staged rows of slice rows k0 .. k0 + count - 1 of the band from x0 lie inside their
-/// rows and were uploaded, so that every quad is one vector load (the block's common case).
-template <int CN, int K, typename In, typename Out>
+/// Whether the staged rows of slice rows k0 .. k0 + count - 1 of the band from x0 (tile T) lie inside
+/// their rows and were uploaded, so that every quad is one vector load (the block's common case).
+template <typename T, typename In, typename Out>
 __device__ bool stepInside(const StripArgs<In, Out>& a, int x0, int k0, int count)
 {
-    using T = SeparableTile<CN, K>;
-    return x0 >= T::pad && x0 + kTileBand + T::pad <= a.cols * CN && !a.borderRow(k0) && !a.borderRow(k0 + count - 1);
+    return x0 >= T::pad && x0 + kTileBand + T::pad <= a.cols * T::CN && !a.borderRow(k0) &&
+           !a.borderRow(k0 + count - 1);
 }
 
 /// Loads an inside step's quads (stepInside) into registers.
-template <int CN, int K, typename In, typename Out, int P>
-__device__ void loadStep(const StripArgs<In, Out>& a, int x0, int k0, int count, const StagePlan<CN, K>& plan,
+template <typename T, typename In, typename Out, int P>
+__device__ void loadStep(const StripArgs<In, Out>& a, int x0, int k0, int count, const StagePlan<T>& plan,
                          PendingQuads<In, P>& pending)
 {
-    const In* first = a.inRow(k0) + x0 - SeparableTile<CN, K>::pad;
+    const In* first = a.inRow(k0) + x0 - T::pad;
 #pragma unroll
     for (int p = 0; p < P; ++p)
         if (plan.row[p] < count) pending.quad[p] = loadQuad(first + plan.source[p]);
@@ -79,11 +81,14 @@ __device__ void loadStep(const StripArgs<In, Out>& a, int x0, int k0, int count,
 
 /// Stores loadStep's quads into the input tile as f32.
 template <int CN, int K, typename In, int P>
-__device__ void storeStep(int count, const StagePlan<CN, K>& plan, const PendingQuads<In, P>& pending, float* input)
+__device__ void storeStep(int count, const StagePlan<SeparableTile<CN, K>>& plan, const PendingQuads<In, P>& pending,
+                          float* input)
 {
 #pragma unroll
     for (int p = 0; p < P; ++p)
-        if (plan.row[p] < count) *reinterpret_cast<float4*>(input + plan.target[p]) = widen(pending.quad[p]);
+        if (plan.row[p] < count)
+            *reinterpret_cast<float4*>(input + plan.row[p] * SeparableTile<CN, K>::inputStride + plan.column[p]) =
+                widen(pending.quad[p]);
 }
 
 /// Stages a step that is not inside (stepInside) straight into the input tile: vector loads where
@@ -106,31 +111,42 @@ __device__ __noinline__ void stageEdgeStep(StripArgs<In, Out> a, int x0, int k0,
     }
 }
 
-/// The row pass of the staged rows (count of them, slice rows k0 ..) into their mid slots: thread
-/// (row = lane, segment = warp) sums kTileRowElements adjacent elements, streaming its window's
-/// quads from shared memory; each quad feeds every (element, tap) it belongs to, so every sum takes
-/// its taps in order from 0, as conv2dRowPass does.
-template <int CN, int K>
-__device__ void rowPassStep(const float* input, float* mid, int k0, int count, int stripStart)
+/// The row-pass sums of N adjacent elements of an f32 row in shared memory (16-byte aligned): element
+/// n's products are over element Offset + n + j * CN, j = 0 .. K - 1, from `source`, each sum taking
+/// its taps in order from 0, as conv2dRowPass does. The row may leave GroupPad floats after every 16
+/// elements (MmaTile's mid). The window streams in a quad at a time, and each quad feeds every
+/// (element, tap) it belongs to.
+template <int CN, int K, int N, int Offset, int GroupPad = 0> __device__ void bandRowSums(const float* source, float (&sum)[N])
 {
-    using T = SeparableTile<CN, K>;
-    constexpr int N = kTileRowElements, offset = T::pad - K / 2 * CN, windowQuads = (offset + (K - 1) * CN + N + 3) / 4;
-    const int r = threadIdx.x % 32, segment = threadIdx.x / 32;
-    if (r >= count) return;
-    const float* source = input + r * T::inputStride + segment * N;
-    float sum[N] = {};
+    constexpr int lead = Offset % 4, windowQuads = (lead + (K - 1) * CN + N + 3) / 4;
+#pragma unroll
+    for (int n = 0; n < N; ++n) sum[n] = 0;
 #pragma unroll
     for (int g = 0; g < windowQuads; ++g) {
-        const float4 quad = reinterpret_cast<const float4*>(source)[g];
+        const int quadIndex = Offset / 4 + g;
+        const float4 quad = *reinterpret_cast<const float4*>(source + 4 * quadIndex + GroupPad * (quadIndex / 4));
         const float v[4] = {quad.x, quad.y, quad.z, quad.w};
 #pragma unroll
         for (int q = 0; q < 4; ++q)
 #pragma unroll
             for (int j = 0; j < K; ++j) {
-                const int n = 4 * g + q - offset - j * CN;
+                const int n = 4 * g + q - lead - j * CN;
                 if (n >= 0 && n < N) sum[n] = fmaf(cRowTaps[j], v[q], sum[n]);
             }
     }
+}
+
+/// The row pass of the staged rows (count of them, slice rows k0 ..) into their mid slots: thread
+/// (row = lane, segment = warp) sums kTileRowElements adjacent elements (bandRowSums).
+template <int CN, int K>
+__device__ void rowPassStep(const float* input, float* mid, int k0, int count, int stripStart)
+{
+    using T = SeparableTile<CN, K>;
+    constexpr int N = kTileRowElements;
+    const int r = threadIdx.x % 32, segment = threadIdx.x / 32;
+    if (r >= count) return;
+    float sum[N];
+    bandRowSums<CN, K, N, T::pad - K / 2 * CN>(input + r * T::inputStride + segment * N, sum);
     float* target = mid + ((k0 + r - stripStart) % T::midRows) * T::midStride + segment * N;
 #pragma unroll
     for (int g = 0; g < N / 4; ++g)
@@ -202,21 +218,21 @@ __global__ void __launch_bounds__(kTilesThreads) conv2dSeparableTiles(StripArgs<
     float* input = reinterpret_cast<float*>(sharedStorage);
     float* mid = input + kTileStep * T::inputStride;
     const int x0 = blockIdx.x * kTileBand;
-    const StagePlan<CN, K> plan(a.inPitch);
+    const StagePlan<T> plan(a.inPitch);
     for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
         const int y1 = min(y0 + stripRows, a.rows);
         // Stage 0 holds slice rows y0 .. y0 + K - 2 (the ring's first rows); stage s > 0 the rows
         // for output rows y0 + (s - 1) * kTileStep onwards.
         int k0 = y0, count = K - 1;
         PendingQuads<In, T::quadsPerThread> pending;
-        bool inside = stepInside<CN, K>(a, x0, k0, count);
+        bool inside = stepInside<T>(a, x0, k0, count);
         if (inside) loadStep(a, x0, k0, count, plan, pending);
         for (int y = y0 - kTileStep; y < y1; y += kTileStep) {
             if (inside) storeStep(count, plan, pending, input);
             else stageEdgeStep<CN, K>(a, x0, k0, count, input);
             __syncthreads();  // the tile is staged; the last column pass is done with the ring
             const int nextK0 = y + kTileStep + K - 1, nextCount = min(kTileStep, y1 - (y + kTileStep));
-            const bool nextInside = nextCount > 0 && stepInside<CN, K>(a, x0, nextK0, nextCount);
+            const bool nextInside = nextCount > 0 && stepInside<T>(a, x0, nextK0, nextCount);
             if (nextInside) loadStep(a, x0, nextK0, nextCount, plan, pending);
             rowPassStep<CN, K>(input, mid, k0, count, y0);
             __syncthreads();  // the ring holds this step's rows; the tile may be restaged
