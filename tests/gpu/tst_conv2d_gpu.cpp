@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -97,6 +98,22 @@ float smallestTapMagnitude(const cv::Mat_<float>& taps)
     for (float t : taps)
         if (t != 0 && (smallest == 0 || std::fabs(t) < smallest)) smallest = std::fabs(t);
     return smallest;
+}
+
+/// Whether separable-mma's column pass holds every tap of `column` as two f16 halves to 22 bits, the
+/// largest scaled into [2^6, 2^7) (the split conv2d_separable.cu's mmaTaps makes).
+bool columnTapsSplitInF16(const std::vector<float>& column)
+{
+    double largest = 0;
+    for (float t : column) largest = std::max(largest, std::fabs(double(t)));
+    if (largest == 0) return true;
+    const int exponent = 6 - std::ilogb(largest);
+    for (float t : column) {
+        const float scaled = std::ldexp(t, exponent);
+        const float high = float(cv::float16_t(scaled)), low = float(cv::float16_t(scaled - high));
+        if (std::fabs(double(scaled) - high - low) > std::ldexp(std::fabs(double(scaled)), -22)) return false;
+    }
+    return true;
 }
 
 /// Whether the integer variant runs `spec` on `input` (u8 in and out, a square compiled size, a rank-1
@@ -234,8 +251,23 @@ class TestConv2dGpu : public QObject {
         return input.depth() == CV_32F && input.channels() == 1 && spec.kernel.cols == k &&
                compiledSize(k) && engine_->device().computeMajor >= 9;
     }
+    /// Whether separable-mma runs `spec` on `input` (u8/u16, a rank-1 kernel of a square compiled size
+    /// whose column taps two f16 halves hold, a constant border value the depth holds, compute
+    /// capability 8.0 or newer); elsewhere it is an InvalidArgument.
+    bool mmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
+    {
+        const cv::Mat kernel = kl::effectiveKernel(spec);
+        const std::optional<kl::SeparableKernel> factors = kl::separateKernel(kernel);
+        if (input.depth() == CV_32F || !factors || kernel.rows != kernel.cols || !compiledSize(kernel.rows) ||
+            engine_->device().computeMajor < 8)
+            return false;
+        const double v = spec.borderValue, largestValue = input.depth() == CV_8U ? 255 : 65535;
+        if (spec.border == BorderMode::Constant && (v != std::floor(v) || v < 0 || v > largestValue)) return false;
+        return columnTapsSplitInF16(factors->column);
+    }
     bool applies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
     {
+        if (variant == "separable-mma") return mmaApplies(input, spec);
         if (variant == "separable") return isSeparable(spec);
         if (variant == "separable-tiles")
             return isSeparable(spec) && spec.kernel.rows == spec.kernel.cols && compiledSize(spec.kernel.rows);
@@ -348,6 +380,61 @@ private slots:
                         QVERIFY2(kltest::bitwiseEqual(tiles, run(input, spec, "separable")),
                                  kltest::msg(describe(input, spec, "separable-tiles") + ": differs from separable"));
                     }
+    }
+
+    // separable-mma against the reference under the acceptance rule (its column pass sums on tensor
+    // cores, in another order): random rank-1 taps of every compiled size, u8/u16 with integer and
+    // f32 output, 1, 3 and 4 channels, every border (the constant one at a value the depth holds),
+    // sizes from 1x1 to several bands, all-maximum images; then images of several strips with a
+    // partial last strip and step, on 3 streams. The random-input bound on differences near ties
+    // holds for each depth's cases together: on images of a few elements, one case's "1 + 1%" is
+    // stricter than the rate it bounds. It refuses what it cannot hold exactly.
+    void separableMmaMatchesReference()
+    {
+        if (engine_->device().computeMajor < 8) QSKIP("separable-mma needs compute capability 8.0 or newer");
+        uint64_t seed = 50000;
+        kl::Verdict total;
+        const auto check = [&](const cv::Mat& input, Conv2DSpec spec, int streams) {
+            spec.floatOutput = seed % 5 == 0;
+            const cv::Mat gpu = run(input, spec, "separable-mma", streams, HostMemory::Pinned);
+            const kl::Verdict verdict = kl::acceptConv2D(gpu, kl::conv2dReference(input, spec), input, spec);
+            QVERIFY2(verdict.passed(), kltest::msg(describe(input, spec, "separable-mma") + ": " + verdict.failure));
+            if (!spec.floatOutput) total.elements += verdict.elements, total.nearTies += verdict.nearTies;
+        };
+        for (int depth : {CV_8U, CV_16U}) {
+            const double heldValue = depth == CV_8U ? 200 : 40000;
+            total = {};
+            for (int k : kl::gpu::kConv2dCompiledSizes)
+                for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}})
+                    for (int channels : kChannels)
+                        for (BorderMode border : kBorders) {
+                            cv::Mat input = kltest::randomImage(rows, cols, depth, channels, ++seed);
+                            if (seed % 7 == 0) input.setTo(cv::Scalar::all(depth == CV_8U ? 255 : 65535));
+                            Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
+                            spec.borderValue = heldValue;
+                            check(input, spec, 1);
+                        }
+            for (int k : {3, 15})
+                for (int channels : kChannels)
+                    for (BorderMode border : {BorderMode::Constant, BorderMode::Reflect101}) {
+                        const cv::Mat input = kltest::randomImage(1021, 263, depth, channels, ++seed);
+                        Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
+                        spec.borderValue = heldValue;
+                        check(input, spec, 3);
+                    }
+            kl::applyRandomInputNearTieBound(total, depth);
+            QVERIFY2(total.passed(), kltest::msg(kl::depthName(depth) + " results, all cases: " + total.failure));
+        }
+        const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 1, 51);
+        const Conv2DSpec rankOne = makeSpec(randomSeparableKernel(5, 5, 52), BorderMode::Constant, CV_8U);  // border 37.25
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'separable-mma' needs", run(u8, rankOne, "separable-mma"));
+        cv::Mat column = (cv::Mat_<float>(5, 1) << 1, 1e-4f, 1, 1e-4f, 1), row = (cv::Mat_<float>(1, 5) << 1, 2, 3, 2, 1);
+        const Conv2DSpec tinyColumnTaps = makeSpec(cv::Mat(column * row), BorderMode::Reflect101, CV_8U);
+        QCOMPARE(mmaApplies(u8, tinyColumnTaps), false);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'separable-mma' needs", run(u8, tinyColumnTaps, "separable-mma"));
+        const cv::Mat f32 = kltest::randomImage(16, 16, CV_32F, 1, 53);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'separable-mma' needs",
+                         run(f32, makeSpec(randomSeparableKernel(5, 5, 54), BorderMode::Reflect101, CV_32F), "separable-mma"));
     }
 
     // u8/u16 in, f32 out (signed derivative filters).
@@ -964,7 +1051,10 @@ private slots:
             if (variant == "tma" || variant == "integer" || variant == "dp4a" || variant == "dp2a" || variant == "staged-rows")
                 continue;
             if (variant == "separable-tiles" && !compiledSize(kernelSize)) continue;
-            const Conv2DSpec& spec = variant == "separable" || variant == "separable-tiles" ? separable : nonSeparable;
+            // separableMmaMatchesReference runs separable-mma's constant border on values u8 holds
+            if (variant == "separable-mma" && (!mmaApplies(input, separable))) continue;
+            const bool rankOne = variant == "separable" || variant == "separable-tiles" || variant == "separable-mma";
+            const Conv2DSpec& spec = rankOne ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);
             if (rows * cols <= 40000) {
                 const std::string failure = compareWithReference(one, kl::conv2dReference(input, spec), input, spec);

@@ -50,8 +50,8 @@ private slots:
     void everyOpListsDescribedVariants()
     {
         const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
-            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "separable-tiles", "integer", "dp4a", "dp2a",
-                        "staged-rows"}},
+            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "separable-tiles", "separable-mma", "integer",
+                        "dp4a", "dp2a", "staged-rows"}},
             {"conv1d", {"naive", "shared", "fft"}},
             {"histogram", {"global-atomics", "shared", "optimized", "tma"}},
             {"transpose", {"naive", "tiled", "tiled-padded", "optimized"}}};
@@ -70,8 +70,8 @@ private slots:
     {
         const cv::Mat image = kltest::randomImage(17, 13, CV_8U, 1, 1);
         KL_VERIFY_THROWS(kl::InvalidArgument,
-                         "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, separable-tiles, integer, dp4a, dp2a, "
-                         "staged-rows",
+                         "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, separable-tiles, "
+                         "separable-mma, integer, dp4a, dp2a, staged-rows",
                          whyNotApplicable("warp", image, spec(kl::Conv2DPreset::Gaussian, 5), device(9, 0)));
         KL_VERIFY_THROWS(kl::InvalidArgument, "histogram variant: 'fast' is not one of auto, global-atomics",
                          whyNotApplicable("fast", image, kl::HistogramSpec{}, device(9, 0)));
@@ -94,7 +94,8 @@ private slots:
         kl::Conv2DSpec box11 = spec(kl::Conv2DPreset::Box, 11);  // rank-1, not a compiled size
 
         for (const std::string& v : kl::gpu::variants("conv2d"))
-            QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(), v != "integer" && v != "dp4a" && v != "dp2a");
+            QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(),
+                     v != "integer" && v != "dp4a" && v != "dp2a" && v != "separable-mma");
         QCOMPARE(whyNotApplicable("tma", f32, gaussian5, hopper), std::string());
         const std::string oldGpu = whyNotApplicable("tma", f32, gaussian5, ampere);
         QVERIFY2(oldGpu.find("needs a 32-bit float") == 0 && oldGpu.find("compute capability 8.0") != std::string::npos,

@@ -4,7 +4,8 @@
 // kernel size. This file is the host side: the problem, the registry and auto
 // choice, and the chunked run. The variants live in one .cu per family, each with
 // its kernels and constant memory: conv2d_direct.cu (naive, constant), conv2d_tiled.cu (shared,
-// tma), conv2d_separable.cu (separable, separable-tiles, integer), conv2d_dp4a.cu (dp4a, dp2a).
+// tma), conv2d_separable.cu (separable, separable-tiles, separable-mma, integer, staged-rows),
+// conv2d_dp4a.cu (dp4a, dp2a).
 //
 // auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
@@ -23,7 +24,10 @@
 // conv2d.hpp's tie band of 1e-6 * sum|K * in|; one running sum over all 3969
 // taps would not be (about 4e-6). The separable passes sum each pass the same
 // way. So u8/u16 results equal the reference except where its unrounded sum lies
-// within that band of a tie.
+// within that band of a tie. separable-mma's column pass sums on tensor cores
+// (exact products; the sums truncate, smallest products first), so near ties its
+// results differ from the reference more often: 0.33% of a u16 15x15's outputs
+// on noise, 0.002% of a u8's.
 //
 // Chunks are horizontal strips of output rows. Chunk c owns a slice of the
 // device input buffer holding (strip rows + 2 * ry) rows, ry = kRows / 2: slice
@@ -173,7 +177,7 @@ size_t Conv2dRun::sliceStart(int chunk) const { return size_t(chunk) * size_t(ro
 const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants()
 {
     static const VariantRegistry<Conv2dProblem, Conv2dLaunch> registry(
-        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), integerConv2d(), dp4aConv2d(), dp2aConv2d(), stagedRowsConv2d()},
+        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), separableMmaConv2d(), integerConv2d(), dp4aConv2d(), dp2aConv2d(), stagedRowsConv2d()},
         autoConv2d);
     return registry;
 }
@@ -229,7 +233,8 @@ GpuReport runConv2d(Engine::Impl& engine, const cv::Mat& input, const Conv2DSpec
     p.kernelFlops = 2.0 * double(problem.kernel.total()) * double(run.rows) * run.cols * run.channels;
 
     p.prepare = [&](int requested) {
-        run.rowsPerChunk = std::max(1, (run.rows + requested - 1) / requested);
+        const int rowsEach = std::max(1, (run.rows + requested - 1) / requested), multiple = variant.launch.chunkRowMultiple;
+        run.rowsPerChunk = (rowsEach + multiple - 1) / multiple * multiple;
         run.chunks = (run.rows + run.rowsPerChunk - 1) / run.rowsPerChunk;
         run.in = static_cast<std::byte*>(engine.cache.device("conv2d.in", run.sliceStart(run.chunks) * run.inPitch));
         run.out = static_cast<std::byte*>(engine.cache.device("conv2d.out", size_t(run.rows) * run.outPitch));

@@ -18,6 +18,10 @@
 //              reference's sums are the same integers times the factor, exact in f64, so the bits
 //              equal the reference's). Each block stages its tile of input rows in shared memory by
 //              cp.async (conv2dIntegerTiles). Boxes keep running column sums: one row in, one out.
+//   separable-mma  u8/u16 images, square compiled sizes, rank-1 kernels whose column taps two f16
+//              halves hold (sm_80+): separable-tiles' bands and steps with the column pass as
+//              tensor-core products of the staged rows and a banded matrix of the taps
+//              (conv2d_separable_mma.cuh), then the row pass from shared memory.
 // And one variant for any kernel that shares their staged tiles:
 //   staged-rows  any image, square 3x3, 5x5 and 7x7 kernels of any taps (conv2dStagedRows): the tile
 //              staged as integer's (f32 tiles 16 rows tall), then each thread widens each input row
@@ -25,12 +29,15 @@
 //              one fma chain. Fewer instructions an output than shared, which widens and stages
 //              every element as f32, reloads each row for every output row and adds row sums.
 #include "conv2d_separable.cuh"
+#include "conv2d_separable_mma.cuh"
 #include "conv2d_separable_tiles.cuh"
 
 #include "kernellab/image.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <optional>
 
 namespace kl::gpu {
 namespace {
@@ -279,6 +286,119 @@ void computeSeparableTiles(const Conv2dRun& run, int chunk, cudaStream_t stream)
     KL_CHECK_LAUNCH();
 }
 
+/// separable-mma's taps: the column taps times 2^exponent as two f16 halves each, and the row taps
+/// times 2^(24 - exponent) for the row pass.
+struct SplitTaps {
+    std::vector<float> high, low;
+    std::vector<float> row;
+};
+
+std::optional<SplitTaps> mmaTaps(const SeparableKernel& factors)
+{
+    const double largest = largestMagnitude(factors.column);
+    const int exponent = largest == 0 ? 0 : 6 - std::ilogb(largest);
+    SplitTaps taps;
+    for (float tap : factors.column) {
+        const float scaled = std::ldexp(tap, exponent);
+        const float high = __half2float(__float2half_rn(scaled)), low = __half2float(__float2half_rn(scaled - high));
+        if (std::fabs(double(scaled) - high - low) > std::ldexp(std::fabs(double(scaled)), -22)) return std::nullopt;
+        taps.high.push_back(high);
+        taps.low.push_back(low);
+    }
+    for (float tap : factors.row) {
+        const float scaled = std::ldexp(tap, 24 - exponent);
+        if (tap != 0 && !(std::fabs(scaled) >= FLT_MIN && std::fabs(scaled) <= FLT_MAX)) return std::nullopt;
+        taps.row.push_back(scaled);
+    }
+    return taps;
+}
+
+std::string whyNotSeparableMma(const Conv2dProblem& p)
+{
+    const int depth = p.input.depth();
+    const double largestValue = depth == CV_8U ? 255 : 65535;
+    const double borderValue = p.spec.borderValue;
+    const bool borderFits = p.spec.border != BorderMode::Constant ||
+                            (borderValue == std::floor(borderValue) && borderValue >= 0 && borderValue <= largestValue);
+    const bool applies = depth != CV_32F && p.factors && isCompiledSize(p.kRows, p.kCols) && borderFits &&
+                         p.device.computeMajor >= 8 && mmaTaps(*p.factors);
+    if (applies) return {};
+    return "needs a u8 or u16 image, a rank-1 kernel of a square compiled size (" + compiledSizesText("or") +
+           ") whose column taps lie within about 2^9 of the largest (each is two f16 halves to 22 bits), a "
+           "constant border value, if any, that is an image value, and a GPU of compute capability 8.0 or newer; "
+           "this is " + describeImage(p.input) + ", a " + (p.factors ? "" : "non-separable ") + p.kernelSize() +
+           " kernel, compute capability " + std::to_string(p.device.computeMajor) + "." +
+           std::to_string(p.device.computeMinor);
+}
+
+/// Calls f(kernel, shared bytes) with separable-mma's kernel for `run` (u8/u16, a square compiled size).
+template <typename F> void withMmaKernel(const Conv2dRun& run, F&& f)
+{
+    withCompiledShape(run, [&](auto in, auto out, auto cn, auto k) {
+        using In = decltype(in);
+        constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
+        if constexpr (!std::is_same_v<In, float>) f(conv2dSeparableMma<In, decltype(out), CN, K>, MmaTile<In, CN, K>::bytes);
+    });
+}
+
+/// The kernel's A fragments (MmaTapFragments) of `taps` for a K x K kernel on `planes` byte planes:
+/// register r of lane l at r * 32 + l, so that a warp loads each register in one transaction: each
+/// lane's taps lie at its own indices, which constant memory would serve one index at a time.
+std::vector<uint32_t> mmaTapFragments(const SplitTaps& taps, int kRows, int planes)
+{
+    const auto bits = [&](int half, int plane, int i) -> uint32_t {
+        const float tap = i >= 0 && i < kRows ? (half ? taps.low : taps.high)[size_t(i)] * (plane ? 256.0f : 1.0f) : 0.0f;
+        return __half_raw(__float2half_rn(tap)).x;
+    };
+    std::vector<uint32_t> fragments;
+    for (int c = 0; c < kMmaChunks; ++c)
+        for (int p = 0; p < planes; ++p)
+            for (int h = 0; h < 2; ++h)
+                for (int e = 0; e < 4; ++e)
+                    for (int lane = 0; lane < 32; ++lane) {
+                        // register e: row g (+8 for odd e), columns 2q and 2q + 1 (+8 from e = 2)
+                        const int g = lane / 4, q = lane % 4;
+                        const int i = kMmaTileRows * c + 2 * q + 8 * (e / 2) - (g + 8 * (e % 2));
+                        fragments.push_back(bits(h, p, i) | bits(h, p, i + 1) << 16);
+                    }
+    return fragments;
+}
+
+void prepareSeparableMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& cache, cudaStream_t stream)
+{
+    withMmaKernel(run, [&](auto kernel, size_t bytes) {
+        optInSharedMemory(kernel, bytes, kTilesThreads);
+        run.stagedSlots = residentBlocks(kernel, kTilesThreads, bytes, run.multiprocessors);
+    });
+    const SplitTaps taps = *mmaTaps(*problem.factors);
+    const std::vector<uint32_t> fragments = mmaTapFragments(taps, run.kRows, run.inDepth == CV_8U ? 1 : 2);
+    const size_t bytes = fragments.size() * sizeof(uint32_t);
+    run.mmaFragments = static_cast<uint32_t*>(cache.device("conv2d.mma-fragments", bytes));
+    KL_CUDA_TRY(cudaMemcpyAsync(run.mmaFragments, fragments.data(), bytes, cudaMemcpyHostToDevice, stream));
+    copyToSymbol(cRowTaps, taps.row, stream);
+    KL_CUDA_TRY(cudaStreamSynchronize(stream));  // the taps are pageable and about to go
+}
+
+void computeSeparableMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
+{
+    withStrip(run, chunk, [&](const auto& a, auto cn) {
+        using A = std::decay_t<decltype(a)>;
+        using In = typename A::InType;
+        constexpr int CN = decltype(cn)::value;
+        if constexpr (!std::is_same_v<In, float>) {
+            const int bands = (a.cols * CN + kTileBand - 1) / kTileBand;
+            const int stripRows = tilesStripRows(a.rows, bands, run.stagedSlots);
+            const dim3 grid(unsigned(bands), std::min(unsigned(a.rows + stripRows - 1) / unsigned(stripRows), kMaxGridY));
+            withFixedSize(a.kRows, [&](auto k) {
+                constexpr int K = decltype(k)::value;
+                conv2dSeparableMma<In, typename A::OutType, CN, K>
+                    <<<grid, kTilesThreads, MmaTile<In, CN, K>::bytes, stream>>>(a, stripRows, run.mmaFragments);
+            });
+        }
+    });
+    KL_CHECK_LAUNCH();
+}
+
 /// Calls f(S{}, kernel) with the integer variant's kernel (tile S) for `run`.
 template <typename F> void withIntegerKernel(const Conv2dRun& run, F&& f)
 {
@@ -364,6 +484,15 @@ Conv2dVariant separableTilesConv2d()
             "rank-1 kernels of compiled sizes: both passes through shared memory, each input widened once per band",
             whyNotSeparableTiles,
             {prepareSeparableTiles, computeSeparableTiles, true}};
+}
+
+Conv2dVariant separableMmaConv2d()
+{
+    return {"separable-mma",
+            "u8/u16 rank-1 kernels of compiled sizes (sm_80+): separable-tiles' steps with the column pass on tensor "
+            "cores (bytes and two-half taps exact in f16, f32 sums)",
+            whyNotSeparableMma,
+            {prepareSeparableMma, computeSeparableMma, true, kMmaTileRows}};
 }
 
 Conv2dVariant integerConv2d()

@@ -69,6 +69,7 @@ struct Conv2dRun {
     std::byte* out = nullptr;
     float* mid = nullptr;   ///< separable (two passes): the row pass's f32 result per slice element
     float* taps = nullptr;  ///< naive: the taps in global memory
+    uint32_t* mmaFragments = nullptr;  ///< separable-mma: the column taps as A fragments (mmaTapFragments)
     size_t inPitch = 0, outPitch = 0;  ///< bytes from one device row to the next
     int rows = 0, cols = 0, channels = 0, inDepth = 0, outDepth = 0, kRows = 0, kCols = 0;
     BorderMode border = BorderMode::Replicate;
@@ -101,6 +102,10 @@ struct Conv2dLaunch {
     void (*compute)(const Conv2dRun& run, int chunk, cudaStream_t stream) = nullptr;
     /// Whether it reads taps from __constant__ memory (one copy per device: runs hold a lock).
     bool constantTaps = false;
+    /// Chunks start at multiples of this many rows. separable-mma groups an output's products by
+    /// its row's place in a 16-row tile; so it is the same place, and the same bits, at any stream
+    /// count.
+    int chunkRowMultiple = 1;
 };
 
 using Conv2dVariant = VariantDescriptor<Conv2dProblem, Conv2dLaunch>;
@@ -112,6 +117,7 @@ Conv2dVariant sharedConv2d();     // conv2d_tiled.cu
 Conv2dVariant tmaConv2d();        // conv2d_tiled.cu
 Conv2dVariant separableConv2d();  // conv2d_separable.cu
 Conv2dVariant separableTilesConv2d();  // conv2d_separable.cu
+Conv2dVariant separableMmaConv2d();  // conv2d_separable.cu
 Conv2dVariant integerConv2d();    // conv2d_separable.cu
 Conv2dVariant stagedRowsConv2d();  // conv2d_separable.cu
 Conv2dVariant dp4aConv2d();       // conv2d_dp4a.cu
