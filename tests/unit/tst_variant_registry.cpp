@@ -196,6 +196,20 @@ private slots:
         QCOMPARE(kl::gpu::resolvedVariant("auto", u8, huge, hopper), std::string("staged-rows"));
         huge.kernel = taps * 0x1p99 * taps.t();
         QCOMPARE(kl::gpu::resolvedVariant("auto", u8, huge, hopper), std::string("separable"));
+        // Gaussian 15x15 on u8: separable-mma from compute capability 8.0 (its tensor-core column pass);
+        // before, the ring on one channel and separable-tiles on several. Not on u16.
+        const kl::Conv2DSpec gaussian15 = spec(kl::Conv2DPreset::Gaussian, 15);
+        const DeviceInfo turing = device(7, 5);
+        for (int channels : {1, 3, 4}) {
+            const cv::Mat image = kltest::randomImage(37, 23, CV_8U, channels, uint64_t(60 + channels));
+            QCOMPARE(kl::gpu::resolvedVariant("auto", image, gaussian15, hopper), std::string("separable-mma"));
+            QCOMPARE(kl::gpu::resolvedVariant("auto", image, gaussian15, ampere), std::string("separable-mma"));
+            QCOMPARE(kl::gpu::resolvedVariant("auto", image, gaussian15, turing),
+                     std::string(channels == 1 ? "separable" : "separable-tiles"));
+        }
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16, gaussian15, hopper), std::string("separable-tiles"));
+        QVERIFY(whyNotApplicable("separable-mma", u8, gaussian15, turing).find("compute capability 7.5") != std::string::npos);
+        QVERIFY(whyNotApplicable("separable-mma", f32, gaussian15, hopper).find("needs a u8 or u16 image") == 0);
     }
 
     void otherOpsApplyEverywhere()

@@ -9,8 +9,9 @@
 //
 // auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
-// shared wherever they apply). Else, for rank-1 kernels of compiled sizes, the separable ring (on
-// u8/u16 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
+// shared wherever they apply). Else, for rank-1 kernels of compiled sizes, separable-mma on u8 at
+// 15x15, the separable ring (on u8/u16 from staged tiles) or separable-tiles where each measured
+// faster (autoConv2d);
 // separable for other rank-1 sizes from 500 taps on; but staged-rows for f32 kernels up to 7x7 other
 // than rank-1 7x7 ones.
 // Otherwise staged-rows for u8/u16 up to 7x7, tma where it applies up to 9x9, shared elsewhere.
@@ -108,6 +109,9 @@ const char* autoConv2d(const Conv2dProblem& p)
         // tiles beats separable-tiles up to 9x9 and ties it at 15x15 on one channel; on several,
         // separable-tiles is 1.4-1.6x faster there. On f32 (from 7x7 here) separable-tiles wins.
         const bool compiled = isCompiledSize(kRows, kCols);
+        // u8 15x15: separable-mma 1.09-1.15x faster than the ring (one channel) and separable-tiles.
+        if (compiled && kRows == 15 && p.input.depth() == CV_8U && conv2dVariants().whyNot("separable-mma", p).empty())
+            return "separable-mma";
         const bool ring = compiled && !f32 && (kRows < 15 || p.input.channels() == 1);
         if (ring && conv2dVariants().whyNot("separable", p).empty()) return "separable";
         if (compiled && kRows >= (f32 ? 7 : 9)) return "separable-tiles";
