@@ -56,6 +56,7 @@ std::vector<DeviceInfo> listDevices()
         d.name = p.name;
         d.computeMajor = p.major;
         d.computeMinor = p.minor;
+        d.deviceCodeArchitecture = deviceCodeArchitecture(p.major, p.minor);
         d.multiprocessors = p.multiProcessorCount;
         d.globalMemoryBytes = p.totalGlobalMem;
         d.l2CacheBytes = uint64_t(p.l2CacheSize);

@@ -44,6 +44,11 @@ struct Engine::Impl {
 /// The fp32 FMA rate of the device, GFLOP/s (an FMA counts 2), measured now (roofs.cu).
 double measureFmaPeak(Engine::Impl& engine);
 
+/// DeviceInfo::deviceCodeArchitecture for a GPU of compute capability major.minor (device_code.cu).
+int deviceCodeArchitecture(int computeMajor, int computeMinor);
+/// "compute capability 9.0, device code 7.5", for variants' reasons.
+std::string describeCompute(const DeviceInfo& device);
+
 /// Throws kl::InvalidArgument unless options are in range (streams 1..kMaxStreams, repetitions >= 1, warmup >= 0).
 void validateRunOptions(const RunOptions& options);
 

@@ -244,22 +244,23 @@ class TestConv2dGpu : public QObject {
     }
 
     /// Whether the tma variant runs `spec` on `input` (f32 in and out, one channel, a square compiled
-    /// size, compute capability 9.0 or newer); elsewhere it is an InvalidArgument.
+    /// size, compute capability 9.0 or newer and device code built for it); elsewhere it is an InvalidArgument.
     bool tmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
     {
         const int k = spec.kernel.rows;
         return input.depth() == CV_32F && input.channels() == 1 && spec.kernel.cols == k &&
-               compiledSize(k) && engine_->device().computeMajor >= 9;
+               compiledSize(k) && engine_->device().computeMajor >= 9 &&
+               engine_->device().deviceCodeArchitecture >= 900;
     }
     /// Whether separable-mma runs `spec` on `input` (u8/u16, a rank-1 kernel of a square compiled size
     /// whose column taps two f16 halves hold, a constant border value the depth holds, compute
-    /// capability 8.0 or newer); elsewhere it is an InvalidArgument.
+    /// capability 8.0 or newer and device code built for it); elsewhere it is an InvalidArgument.
     bool mmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
     {
         const cv::Mat kernel = kl::effectiveKernel(spec);
         const std::optional<kl::SeparableKernel> factors = kl::separateKernel(kernel);
         if (input.depth() == CV_32F || !factors || kernel.rows != kernel.cols || !compiledSize(kernel.rows) ||
-            engine_->device().computeMajor < 8)
+            engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
             return false;
         const double v = spec.borderValue, largestValue = input.depth() == CV_8U ? 255 : 65535;
         if (spec.border == BorderMode::Constant && (v != std::floor(v) || v < 0 || v > largestValue)) return false;
@@ -391,7 +392,8 @@ private slots:
     // stricter than the rate it bounds. It refuses what it cannot hold exactly.
     void separableMmaMatchesReference()
     {
-        if (engine_->device().computeMajor < 8) QSKIP("separable-mma needs compute capability 8.0 or newer");
+        if (engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
+            QSKIP("separable-mma needs compute capability 8.0 or newer and device code built for it");
         uint64_t seed = 50000;
         kl::Verdict total;
         const auto check = [&](const cv::Mat& input, Conv2DSpec spec, int streams) {

@@ -300,7 +300,8 @@ private slots:
         const kl::gpu::DeviceInfo& device = engine_->device();
         // tma asks for its ring (64 KB and 8 barriers), up to 64 KB - 1 to reach a 64 KB boundary,
         // and its columns (64 KB).
-        const bool hopper = device.computeMajor >= 9 && device.sharedMemoryPerBlockOptIn >= 65600 + 65535 + 65536;
+        const bool hopper = device.computeMajor >= 9 && device.deviceCodeArchitecture >= 900 &&
+                            device.sharedMemoryPerBlockOptIn >= 65600 + 65535 + 65536;
         HistogramSpec sevenBins;
         sevenBins.bins = 7;
         const struct {

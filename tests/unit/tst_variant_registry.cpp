@@ -15,6 +15,7 @@
 
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using kl::gpu::DeviceInfo;
@@ -28,6 +29,7 @@ DeviceInfo device(int major, int minor)
     d.name = "test device";
     d.computeMajor = major;
     d.computeMinor = minor;
+    d.deviceCodeArchitecture = 100 * major + 10 * minor;  // a build with machine code for it
     d.multiprocessors = 132;
     d.sharedMemoryPerBlockOptIn = 227 * 1024;
     return d;
@@ -212,6 +214,31 @@ private slots:
         QVERIFY(whyNotApplicable("separable-mma", f32, gaussian15, hopper).find("needs a u8 or u16 image") == 0);
     }
 
+    // A build for sm_75 only runs on newer GPUs as PTX the driver compiles, whose code lacks the
+    // sm_80 and sm_90 instructions of separable-mma and the tma variants: they refuse, and auto
+    // takes the next choice.
+    void variantsNeedTheirDeviceCode()
+    {
+        DeviceInfo hopperRunningSm75 = device(9, 0);
+        hopperRunningSm75.deviceCodeArchitecture = 750;
+        const cv::Mat f32 = kltest::randomImage(37, 23, CV_32F, 1, 70), u8 = kltest::randomImage(37, 23, CV_8U, 1, 71);
+        const kl::Conv2DSpec nineByNine = spec(kl::Conv2DPreset::Gaussian, 9);
+        const kl::Conv2DSpec fifteen = spec(kl::Conv2DPreset::Gaussian, 15);
+        kl::Conv2DSpec fullRank;
+        fullRank.kernel = kltest::randomImage(9, 9, CV_32F, 1, 72);
+        for (const auto& [variant, image, conv] :
+             {std::tuple{"tma", f32, nineByNine}, std::tuple{"separable-mma", u8, fifteen}}) {
+            QCOMPARE(whyNotApplicable(variant, image, conv, device(9, 0)), std::string());
+            const std::string reason = whyNotApplicable(variant, image, conv, hopperRunningSm75);
+            QVERIFY2(reason.find("compute capability 9.0, device code 7.5") != std::string::npos, reason.c_str());
+        }
+        QCOMPARE(kl::gpu::resolvedVariant("auto", f32, fullRank, hopperRunningSm75), std::string("shared"));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u8, fifteen, hopperRunningSm75), std::string("separable"));
+        QCOMPARE(whyNotApplicable("tma", u8, kl::HistogramSpec{}, device(9, 0)), std::string());
+        QVERIFY(whyNotApplicable("tma", u8, kl::HistogramSpec{}, hopperRunningSm75).find("device code 7.5") !=
+                std::string::npos);
+    }
+
     void otherOpsApplyEverywhere()
     {
         const DeviceInfo turing = device(7, 5);
@@ -247,13 +274,14 @@ private slots:
             }
         QCOMPARE(whyNotApplicable("tma", kltest::randomImage(7, 11, CV_32F, 3, 1), kl::HistogramSpec{}, turing),
                  std::string("needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), and a "
-                             "GPU of compute capability 9.0 or newer with 193 KB of shared memory for a block; this is "
-                             "f32 x3, compute capability 7.5 with 227 KB"));
+                             "GPU of compute capability 9.0 or newer running device code built for 9.0 or newer, with "
+                             "193 KB of shared memory for a block; this is f32 x3, compute capability 7.5, device code "
+                             "7.5, 227 KB"));
         // A newer GPU whose blocks get less shared memory than the ring and the aligned columns need.
         DeviceInfo smallShared = device(12, 0);
         smallShared.sharedMemoryPerBlockOptIn = 99 * 1024;
         QVERIFY(whyNotApplicable("tma", kltest::randomImage(7, 11, CV_8U, 1, 2), kl::HistogramSpec{}, smallShared)
-                    .find("; this is u8 x1, compute capability 12.0 with 99 KB") != std::string::npos);
+                    .find("; this is u8 x1, compute capability 12.0, device code 12.0, 99 KB") != std::string::npos);
     }
 
     void sessionAsksTheOpsRegistry()

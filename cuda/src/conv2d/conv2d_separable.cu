@@ -321,14 +321,13 @@ std::string whyNotSeparableMma(const Conv2dProblem& p)
     const bool borderFits = p.spec.border != BorderMode::Constant ||
                             (borderValue == std::floor(borderValue) && borderValue >= 0 && borderValue <= largestValue);
     const bool applies = depth != CV_32F && p.factors && isCompiledSize(p.kRows, p.kCols) && borderFits &&
-                         p.device.computeMajor >= 8 && mmaTaps(*p.factors);
+                         p.device.computeMajor >= 8 && p.device.deviceCodeArchitecture >= 800 && mmaTaps(*p.factors);
     if (applies) return {};
     return "needs a u8 or u16 image, a rank-1 kernel of a square compiled size (" + compiledSizesText("or") +
            ") whose column taps lie within about 2^9 of the largest (each is two f16 halves to 22 bits), a "
-           "constant border value, if any, that is an image value, and a GPU of compute capability 8.0 or newer; "
-           "this is " + describeImage(p.input) + ", a " + (p.factors ? "" : "non-separable ") + p.kernelSize() +
-           " kernel, compute capability " + std::to_string(p.device.computeMajor) + "." +
-           std::to_string(p.device.computeMinor);
+           "constant border value, if any, that is an image value, and a GPU of compute capability 8.0 or newer "
+           "running device code built for 8.0 or newer; this is " + describeImage(p.input) + ", a " +
+           (p.factors ? "" : "non-separable ") + p.kernelSize() + " kernel, " + describeCompute(p.device);
 }
 
 /// Calls f(kernel, shared bytes) with separable-mma's kernel for `run` (u8/u16, a square compiled size).

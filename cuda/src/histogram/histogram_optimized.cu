@@ -506,12 +506,14 @@ LaunchPlan tmaPlan(const HistogramProblem& problem, const BinRule&, const cudaDe
 std::string whyNotTma(const HistogramProblem& p)
 {
     const DeviceInfo& d = p.device;
-    if (p.channels == 1 && p.byteBins && d.computeMajor >= 9 && d.sharedMemoryPerBlockOptIn >= kTmaSharedBytes) return {};
+    if (p.channels == 1 && p.byteBins && d.computeMajor >= 9 && d.deviceCodeArchitecture >= 900 &&
+        d.sharedMemoryPerBlockOptIn >= kTmaSharedBytes)
+        return {};
     return "needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), and a GPU of compute "
-           "capability 9.0 or newer with " + std::to_string((kTmaSharedBytes + 1023) / 1024) +
-           " KB of shared memory for a block; this is " + depthName(p.depth) + " x" + std::to_string(p.channels) +
-           (p.depth == CV_16U && !p.byteBins ? " with other bins" : "") + ", compute capability " +
-           std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor) + " with " +
+           "capability 9.0 or newer running device code built for 9.0 or newer, with " +
+           std::to_string((kTmaSharedBytes + 1023) / 1024) + " KB of shared memory for a block; this is " +
+           depthName(p.depth) + " x" + std::to_string(p.channels) +
+           (p.depth == CV_16U && !p.byteBins ? " with other bins" : "") + ", " + describeCompute(d) + ", " +
            std::to_string(d.sharedMemoryPerBlockOptIn / 1024) + " KB";
 }
 

@@ -39,6 +39,11 @@ struct DeviceInfo {
     double theoreticalBandwidthGBs = 0;  ///< 2 * memory clock * bus width (GB = 1e9)
     int driverVersion = 0, runtimeVersion = 0;  ///< e.g. 13000
     int cufftVersion = 0;
+    /// The library's device code this GPU runs, as __CUDA_ARCH__ (750, 900, ...; 0: none): the newest
+    /// architecture built (CMAKE_CUDA_ARCHITECTURES) at or below the GPU's. A build for sm_75 runs on
+    /// an H200 as PTX compiled by the driver, without the sm_80 and sm_90 instructions some
+    /// variants need; they do not apply there.
+    int deviceCodeArchitecture = 0;
 };
 
 /// Never throws: no device, no driver, or a too-old driver give available = false and the reason.
