@@ -320,8 +320,7 @@ void conv2dOpenCV(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output,
     // filter2D has no wrap mode and pads constants with 0: those borders are padded first.
     const bool pad = spec.border == BorderMode::Wrap || (spec.border == BorderMode::Constant && spec.borderValue != 0);
     const bool valueFitsDepth = inDepth == CV_32F || spec.border != BorderMode::Constant ||
-                                (spec.borderValue == std::floor(spec.borderValue) && spec.borderValue >= 0 &&
-                                 spec.borderValue <= (inDepth == CV_8U ? 255.0 : 65535.0));
+                                isImageValue(spec.borderValue, inDepth == CV_8U ? 255.0 : 65535.0);
 
     // cv::GaussianBlur for its own kernels: whole-image, multi-threaded fixed point (exact sums,
     // ties rounded up: the acceptance rule's exact ties).

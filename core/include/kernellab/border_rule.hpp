@@ -11,6 +11,10 @@
 // 63-tap kernel over a 1-pixel image is well defined.
 #include "kernellab/host_device.hpp"
 
+#ifndef __CUDACC_RTC__
+#include <cmath>
+#endif
+
 namespace kl {
 
 enum class BorderMode { Constant, Replicate, Reflect, Reflect101, Wrap };
@@ -37,6 +41,18 @@ KL_HD inline int borderIndex(int p, int len, BorderMode mode)
     }
     }
     return -1;
+}
+
+/// Whether a constant border value is one an element of an integer image holds: a whole number in
+/// [0, largest] (255 for u8, 65535 for u16). Paths that handle the border as image elements (padded
+/// copies, tiles staged in the image's own type) need it so; other values take their general path.
+template <typename V> KL_HD inline bool isImageValue(V value, V largest)
+{
+#ifdef __CUDA_ARCH__
+    return value >= 0 && value <= largest && value == trunc(value);
+#else
+    return value >= 0 && value <= largest && value == std::trunc(value);
+#endif
 }
 
 } // namespace kl

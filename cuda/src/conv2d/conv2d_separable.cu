@@ -316,10 +316,8 @@ std::optional<SplitTaps> mmaTaps(const SeparableKernel& factors)
 std::string whyNotSeparableMma(const Conv2dProblem& p)
 {
     const int depth = p.input.depth();
-    const double largestValue = depth == CV_8U ? 255 : 65535;
-    const double borderValue = p.spec.borderValue;
-    const bool borderFits = p.spec.border != BorderMode::Constant ||
-                            (borderValue == std::floor(borderValue) && borderValue >= 0 && borderValue <= largestValue);
+    const bool borderFits =
+        p.spec.border != BorderMode::Constant || isImageValue(p.spec.borderValue, depth == CV_8U ? 255.0 : 65535.0);
     const bool applies = depth != CV_32F && p.factors && isCompiledSize(p.kRows, p.kCols) && borderFits &&
                          p.device.computeMajor >= 8 && p.device.deviceCodeArchitecture >= 800 && mmaTaps(*p.factors);
     if (applies) return {};

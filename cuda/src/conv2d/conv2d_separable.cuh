@@ -416,7 +416,7 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
     const bool interiorColumns = x0 >= S::margin && x0 + S::elements + S::margin <= flatCols;
     const float maxValue = float(sizeof(T) == 1 ? 255 : 65535);
     const bool stagedBorder = std::is_same_v<T, float> || a.border != BorderMode::Constant ||
-                              (a.borderValue >= 0 && a.borderValue <= maxValue && a.borderValue == truncf(a.borderValue));
+                              isImageValue(a.borderValue, maxValue);
     const int firstCopyRow = threadIdx.x / S::copiesPerRow, firstCopyChunk = threadIdx.x % S::copiesPerRow;
     for (int t = blockIdx.y; t < schedule.tiles; t += gridDim.y) {
         int y0, tileRows;
