@@ -118,21 +118,24 @@ bool columnTapsSplitInF16(const std::vector<float>& column)
 
 /// Whether the integer variant runs `spec` on `input` (u8 in and out, a square compiled size, a rank-1
 /// kernel of non-negative multiples of 1/256 summing to at most 1, or else of non-negative integers
-/// times 1 or the smallest tap magnitude whose sum times 255 fits 16 bits); elsewhere it is an
-/// InvalidArgument.
+/// times 1 or the smallest tap magnitude whose sum times 255 fits 16 bits; either way row taps, as
+/// integerSeparableKernel splits them, of at most 255); elsewhere it is an InvalidArgument.
 bool integerApplies(const cv::Mat& input, const Conv2DSpec& spec)
 {
     const cv::Mat kernel = kl::effectiveKernel(spec);
     if (input.depth() != CV_8U || spec.floatOutput || kernel.rows != kernel.cols || !compiledSize(kernel.rows))
         return false;
-    if (kl::integerSeparableKernel(kernel, 8) && cv::sum(kernel)[0] <= 1.0) return true;
+    const auto byteRow = [](const std::optional<kl::IntegerSeparableKernel>& k) {
+        return k && std::all_of(k->row.begin(), k->row.end(), [](uint32_t t) { return t <= 255; });
+    };
+    if (byteRow(kl::integerSeparableKernel(kernel, 8)) && cv::sum(kernel)[0] <= 1.0) return true;
     const cv::Mat_<float> taps = kernel;
     const float smallest = smallestTapMagnitude(taps);
     const auto integersTimes = [&](float factor) {
         for (float t : taps)
             if (t / factor != std::nearbyint(t / factor) || t / factor * factor != t) return false;
         const cv::Mat integers = kernel / factor;
-        return kl::integerSeparableKernel(integers, 0) && 255 * cv::sum(integers)[0] <= 65535;
+        return byteRow(kl::integerSeparableKernel(integers, 0)) && 255 * cv::sum(integers)[0] <= 65535;
     };
     return integersTimes(1) || (smallest > 0 && integersTimes(smallest));
 }
@@ -815,6 +818,16 @@ private slots:
         refused(u8, makeSpec(kl::makeConv2DKernel(kl::Conv2DPreset::SobelX), BorderMode::Reflect101, CV_8U));
         refused(u8, makeSpec(cv::Mat(cv::Mat::ones(5, 3, CV_32F) / 16), BorderMode::Reflect101, CV_8U));
         refused(u8, makeSpec(cv::Mat(cv::Mat::ones(11, 11, CV_32F) / 256), BorderMode::Reflect101, CV_8U));
+        // row taps are bytes: 1 and 256 times a factor in one row sum within 16 bits (255 * 257) but
+        // pass 255; a single tap of 1 passes as 256/256 but fits as the integer 1 (factor 1)
+        cv::Mat_<float> single = cv::Mat_<float>::zeros(3, 3), wide = cv::Mat_<float>::zeros(3, 3);
+        single(1, 1) = 1, wide(1, 0) = 1.0f / 1024, wide(1, 1) = 256.0f / 1024;
+        QVERIFY(integerApplies(u8, makeSpec(single, BorderMode::Reflect101, CV_8U)));
+        refused(u8, makeSpec(wide, BorderMode::Reflect101, CV_8U));
+        wide(1, 1) = 255.0f / 1024;
+        QVERIFY(integerApplies(u8, makeSpec(wide, BorderMode::Reflect101, CV_8U)));
+        QCOMPARE(kl::gpu::whyNotApplicable("integer", u8, makeSpec(wide, BorderMode::Reflect101, CV_8U), engine_->device()),
+                 std::string());
         QCOMPARE(kl::gpu::whyNotApplicable("integer", u8, five, engine_->device()), std::string());
     }
 

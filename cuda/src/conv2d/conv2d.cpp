@@ -55,7 +55,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <mutex>
 #include <numeric>
 
@@ -70,23 +69,23 @@ std::mutex constantTapsMutex;
 /// The integer variant's taps (IntegerTaps), where it applies: a u8 image and output, a square
 /// compiled size, and a rank-1 kernel of non-negative taps that are multiples of 2^-8 summing to at
 /// most about 1 (255 * sum(column) * sum(row) + 128 for the rounding <= 65535), or else integers times
-/// one factor (integerTapFactors) with 255 * sum(column) * sum(row) <= 65535.
+/// one factor (integerTapFactors) with 255 * sum(column) * sum(row) <= 65535; row taps up to 255
+/// (dp4a's bytes: only a kernel of one tap reaches past that).
 std::optional<IntegerTaps> integerTaps(int depth, int outDepth, const cv::Mat& kernel)
 {
     if (depth != CV_8U || outDepth != CV_8U || !isCompiledSize(kernel.rows, kernel.cols)) return std::nullopt;
-    const auto largestLaneSum = [](const IntegerSeparableKernel& k) {
-        const uint64_t column = std::accumulate(k.column.begin(), k.column.end(), uint64_t(0));
-        const uint64_t row = std::accumulate(k.row.begin(), k.row.end(), uint64_t(0));
-        constexpr uint64_t kAnyFits = 0xFFFF;  // guards the product against overflow
-        return column > kAnyFits || row > kAnyFits ? std::numeric_limits<uint64_t>::max() : 255 * column * row;
+    const auto fits = [](const std::optional<IntegerSeparableKernel>& k, uint64_t rounding) {
+        if (!k || std::any_of(k->row.begin(), k->row.end(), [](uint32_t t) { return t > 255; })) return false;
+        const uint64_t column = std::accumulate(k->column.begin(), k->column.end(), uint64_t(0));
+        const uint64_t row = std::accumulate(k->row.begin(), k->row.end(), uint64_t(0));
+        constexpr uint64_t kLane = 0xFFFF;  // also bounds the factors, so the product cannot overflow
+        return column <= kLane && row <= kLane && 255 * column * row + rounding <= kLane;
     };
-    constexpr uint64_t kLane = 0xFFFF;
     const std::optional<IntegerSeparableKernel> dyadic = integerSeparableKernel(kernel, kIntegerFractionBits);
-    if (dyadic && largestLaneSum(*dyadic) + (1 << (kIntegerFractionBits - 1)) <= kLane)
-        return IntegerTaps{*dyadic, std::ldexp(1.0f, -kIntegerFractionBits)};
+    if (fits(dyadic, 1 << (kIntegerFractionBits - 1))) return IntegerTaps{*dyadic, std::ldexp(1.0f, -kIntegerFractionBits)};
     for (float factor : integerTapFactors(kernel)) {
         const std::optional<IntegerSeparableKernel> k = integerSeparableKernel(cv::Mat(kernel / factor), 0);
-        if (k && largestLaneSum(*k) <= kLane) return IntegerTaps{*k, factor};
+        if (fits(k, 0)) return IntegerTaps{*k, factor};
     }
     return std::nullopt;
 }

@@ -13,8 +13,10 @@
 //              memory, then a column pass.
 //   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative
 //              integer taps times one factor whose sums fit 16 bits (IntegerTaps: OpenCV's default
-//              3x3 and 5x5 Gaussians, taps k/256; boxes, ones times 1/K^2): the separable passes in
-//              16-bit integer lanes, two bytes per multiply-add, exact, then one rounding (the
+//              3x3 and 5x5 Gaussians, taps k/256; boxes, ones times 1/K^2; row taps up to 255): the
+//              separable passes in 16-bit integer lanes, two sums per multiply-add (the row pass on
+//              one channel, and on three for boxes, by dp4a: 4 bytes times their taps an
+//              instruction), exact, then one rounding (the
 //              reference's sums are the same integers times the factor, exact in f64, so the bits
 //              equal the reference's). Each block stages its tile of input rows in shared memory by
 //              cp.async (conv2dIntegerTiles). Boxes keep running column sums: one row in, one out.
@@ -163,7 +165,8 @@ std::string whyNotInteger(const Conv2dProblem& p)
     if (p.integer) return {};
     return "needs an 8-bit image with 8-bit output and a square " + compiledSizesText("or") +
            " rank-1 kernel whose taps are non-negative integers times one factor, small enough that 255 times the "
-           "kernel's integers sums within 16 bits (such as boxes and the default 3x3 and 5x5 Gaussians); this is " +
+           "kernel's integers sums within 16 bits and each row integer within 255 (such as boxes and the default "
+           "3x3 and 5x5 Gaussians); this is " +
            describeImage(p.input) + (p.spec.floatOutput ? " with float output" : "") + ", a " + p.kernelSize() +
            " kernel";
 }
@@ -411,6 +414,16 @@ template <typename F> void withIntegerKernel(const Conv2dRun& run, F&& f)
     });
 }
 
+/// cRowTapBytes for window W: the byte of element n's tap j at its place in quad q.
+template <typename W> std::vector<uint32_t> rowTapBytes(const std::vector<uint32_t>& row)
+{
+    std::vector<uint32_t> words(kRingElements * kMaxWindowQuads, 0);
+    for (int n = 0; n < W::elements; ++n)
+        for (int s = 0; s < 4 * W::quads; ++s)
+            if (const int j = rowTapAt<W>(n, s); j >= 0) words[n * kMaxWindowQuads + s / 4] |= row[j] << 8 * (s % 4);
+    return words;
+}
+
 void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, cudaStream_t stream)
 {
     const IntegerTaps& k = *problem.integer;
@@ -419,6 +432,9 @@ void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, 
     run.unitColumnTaps = std::all_of(k.taps.column.begin(), k.taps.column.end(), [](uint32_t t) { return t == 1; });
     withIntegerKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
     copyToSymbol(cRowTapsInteger, k.taps.row, stream);
+    withIntegerKernel(run, [&](auto tile, auto) {
+        copyToSymbol(cRowTapBytes, rowTapBytes<typename decltype(tile)::Window>(k.taps.row), stream);
+    });
     copyToSymbol(cColumnTapsInteger, k.taps.column, stream);
     // The edge strips' f32 taps (the staged ring's) from the same integers: the column as is, the
     // row times the scale (exact for dyadic taps, 2^-8). Such small taps are far under kRingTapLimit.

@@ -15,14 +15,41 @@ __constant__ float cColumnTaps[kMaxConv2DKernelSize];            // kRows taps
 __constant__ uint32_t cRowTapsInteger[kMaxConv2DKernelSize];     // integer: kCols taps * 2^8 / column scale
 __constant__ uint32_t cColumnTapsInteger[kMaxConv2DKernelSize];  // integer: kRows taps, smallest integers
 
+/// conv2dSeparableRing's shape: interleaved elements per thread and output rows per strip, the
+/// fastest measured everywhere (more threads in flight; wider threads outgrow the instruction
+/// cache). The walk prefetches up to 9x9; at 15x15 the prefetched window costs too many registers.
+constexpr int kRingElements = 4, kRingStrip = 16;
+
+/// integer: cRowTapsInteger (each a byte) for a thread's element n at the bytes of window quad q
+/// they multiply: word n * kMaxWindowQuads + q (rowTapBytes).
+constexpr int kMaxWindowQuads = 16;
+__constant__ uint32_t cRowTapBytes[kRingElements * kMaxWindowQuads];
+
 // ---- separable ---------------------------------------------------------------------------------------
 
 /// The input window of the row pass for N interleaved elements from `flat` of an image row whose
 /// window lies inside the row: quads from flat - head (the halo rounded up to 4), as loaded.
 template <typename In, int CN, int K, int N> struct RowWindow {
-    static constexpr int channels = CN, halo = K / 2 * CN, head = roundUp4(halo), quads = (2 * head + N) / 4;
+    static constexpr int channels = CN, taps = K, elements = N;
+    static constexpr int halo = K / 2 * CN, head = roundUp4(halo), quads = (2 * head + N) / 4;
     typename Quad<In>::type quad[quads];
 };
+
+/// The row tap that element n of window W multiplies with its byte s: j where s = head - halo + n +
+/// j * channels, else -1.
+template <typename W> __host__ __device__ constexpr int rowTapAt(int n, int s)
+{
+    const int offset = s - (W::head - W::halo + n);
+    return offset >= 0 && offset % W::channels == 0 && offset / W::channels < W::taps ? offset / W::channels : -1;
+}
+
+/// Whether element n of window W has a row tap in quad q.
+template <typename W> __host__ __device__ constexpr bool quadHasTap(int n, int q)
+{
+    for (int b = 0; b < 4; ++b)
+        if (rowTapAt<W>(n, 4 * q + b) >= 0) return true;
+    return false;
+}
 
 /// Slice row k's window around element `flat`, one vector load per quad (inside the row: see
 /// ringInterior).
@@ -86,17 +113,44 @@ template <int Q> __device__ uint32_t bytePair(const uint32_t (&quad)[Q], int s)
     return __byte_perm(quad[word], quad[word + 1], 0x0403) & 0x00FF00FFu;
 }
 
-/// The integer variant's row pass: elements 2p and 2p + 1 summed together in the two 16-bit lanes
-/// of out[p], one IMAD per tap for both (no lane overflows: integerTaps bounds every sum).
-template <int CN, int K, int N> __device__ void rowSums(const RowWindow<uint8_t, CN, K, N>& w, uint32_t (&out)[N / 2])
+/// Whether the integer variant's row pass takes dp4a (4 bytes of a row times their taps an
+/// instruction) rather than byte pairs (one IMAD a tap for two elements). dp4a was faster on one
+/// channel at every size, and on three for boxes; on four channels each quad holds a single tap of
+/// an element, so it multiplies one byte where the pair's IMAD multiplies two (docs/performance.md,
+/// "Thirty-second step").
+template <int CN, bool UnitColumn> constexpr bool dotRowPass()
+{
+    return CN == 1 || (CN == 3 && UnitColumn);
+}
+
+/// The integer variant's row pass, exact, elements 2p and 2p + 1 in the two 16-bit lanes of out[p]
+/// for the column pass (integerTaps bounds every sum to 16 bits). Dot: each element's sum by dp4a
+/// over the quads that hold its taps (cRowTapBytes), then paired; else both elements of a pair
+/// summed together, one IMAD a tap (cRowTapsInteger).
+template <bool Dot, int CN, int K, int N>
+__device__ void rowSums(const RowWindow<uint8_t, CN, K, N>& w, uint32_t (&out)[N / 2])
 {
     using W = RowWindow<uint8_t, CN, K, N>;
+    if constexpr (Dot) {
+        static_assert(N <= kRingElements && W::quads <= kMaxWindowQuads);
+        uint32_t sum[N];
 #pragma unroll
-    for (int p = 0; p < N / 2; ++p) {
-        uint32_t sum = 0;
+        for (int n = 0; n < N; ++n) {
+            sum[n] = 0;
 #pragma unroll
-        for (int j = 0; j < K; ++j) sum += cRowTapsInteger[j] * bytePair(w.quad, W::head - W::halo + 2 * p + j * CN);
-        out[p] = sum;
+            for (int q = 0; q < W::quads; ++q)
+                if (quadHasTap<W>(n, q)) sum[n] = __dp4a(w.quad[q], cRowTapBytes[n * kMaxWindowQuads + q], sum[n]);
+        }
+#pragma unroll
+        for (int p = 0; p < N / 2; ++p) out[p] = __byte_perm(sum[2 * p], sum[2 * p + 1], 0x5410);
+    } else {
+#pragma unroll
+        for (int p = 0; p < N / 2; ++p) {
+            uint32_t sum = 0;
+#pragma unroll
+            for (int j = 0; j < K; ++j) sum += cRowTapsInteger[j] * bytePair(w.quad, W::head - W::halo + 2 * p + j * CN);
+            out[p] = sum;
+        }
     }
 }
 
@@ -288,11 +342,6 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
                  [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
     }
 }
-
-/// conv2dSeparableRing's shape: interleaved elements per thread and output rows per strip, the
-/// fastest measured everywhere (more threads in flight; wider threads outgrow the instruction
-/// cache). The walk prefetches up to 9x9; at 15x15 the prefetched window costs too many registers.
-constexpr int kRingElements = 4, kRingStrip = 16;
 
 /// Output rows per staged tile, at most. Taller tiles recompute fewer halo rows but keep more bytes
 /// of shared memory waiting for their copies; 32 was within 2% of the best on every case measured
@@ -491,14 +540,14 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
                 walkRing(y0, y1, ring,
                          [&](int k, uint32_t(&slot)[N / 2]) {
                              uint32_t entering[N / 2];
-                             rowSums(window(k), entering);
+                             rowSums<dotRowPass<CN, UnitColumn>()>(window(k), entering);
 #pragma unroll
                              for (int p = 0; p < N / 2; ++p) sum[p] = sum[p] - slot[p] + entering[p], slot[p] = entering[p];
                          },
                          [&](int y, int) { storeLaneSums<Scaled, N>(a.outRow(y) + flat, remaining, sum, scale); });
             } else {
                 uint32_t ring[K][N / 2];
-                walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums(window(k), out); },
+                walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums<dotRowPass<CN, UnitColumn>()>(window(k), out); },
                          [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, remaining, ring, first, scale); });
             }
         },
