@@ -521,13 +521,21 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
     }
 }
 
+/// conv2dIntegerTiles' blocks an SM, at least: its register budget. Boxes ran 1-5% faster at 6 than
+/// at 8 (80 registers, not 64), the other kernels 1% slower on 3 and 4 channels (docs/performance.md,
+/// "Thirty-second step").
+template <bool UnitColumn> constexpr int integerTilesBlocks()
+{
+    return UnitColumn ? 6 : 8;
+}
+
 /// The integer variant (u8, integerTaps' kernels; Scaled: not dyadic, see storeLaneSums): the staged
 /// tiles (walkStagedTiles) with sums in 16-bit lanes, two elements per word (rowSums,
 /// storeRingRow's integer forms). UnitColumn (column taps all 1, as a box's): each output row's sums
 /// are the previous row's less the slice row that leaves the window plus the one that enters, 2 adds
 /// a word instead of K multiply-adds. No lane borrows: the sums still hold the leaving row.
 template <int CN, int K, bool Scaled, bool UnitColumn>
-__global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, TileSchedule schedule, float scale)
+__global__ void __launch_bounds__(kRingThreads, integerTilesBlocks<UnitColumn>()) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, TileSchedule schedule, float scale)
 {
     using S = IntegerTile<CN, K>;
     constexpr int N = S::N;
@@ -554,10 +562,20 @@ __global__ void __launch_bounds__(kRingThreads, 8) conv2dIntegerTiles(StripArgs<
         [&](int flat, int y0, int y1) { ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, flat, y0, y1); });
 }
 
+/// conv2dStagedRing's blocks an SM, at least: its register budget. More blocks keep more warps to
+/// issue from; 5 on u8 5x5 and 6 on u16 9x9 were 1-3% faster than 4, where ptxas still fits the ring
+/// (u8 9x9 at 5 was 1.5 times as slow). Other shapes were as fast or were not measured
+/// (docs/performance.md, "Thirty-second step").
+template <typename In, int K> constexpr int stagedRingBlocks()
+{
+    return sizeof(In) == 1 && K == 5 ? 5 : sizeof(In) == 2 && K == 9 ? 6 : 4;
+}
+
 /// separable's ring for u8/u16 images: the staged tiles (walkStagedTiles) with conv2dSeparableRing's
 /// f32 sums (rowSums, storeRingRow), so the same bits as that ring.
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, 4) conv2dStagedRing(StripArgs<In, Out> a, TileSchedule schedule)
+__global__ void __launch_bounds__(kRingThreads, stagedRingBlocks<In, K>())
+    conv2dStagedRing(StripArgs<In, Out> a, TileSchedule schedule)
 {
     using S = StagedRingTile<In, CN, K>;
     constexpr int N = S::N;
