@@ -70,7 +70,7 @@ std::mutex constantTapsMutex;
 /// compiled size, and a rank-1 kernel of non-negative taps that are multiples of 2^-8 summing to at
 /// most about 1 (255 * sum(column) * sum(row) + 128 for the rounding <= 65535), or else integers times
 /// one factor (integerTapFactors) with 255 * sum(column) * sum(row) <= 65535; row taps up to 255
-/// (dp4a's bytes: only a kernel of one tap reaches past that).
+/// (dp4a's bytes; only a row such as 1 and 256 times a factor reached past that).
 std::optional<IntegerTaps> integerTaps(int depth, int outDepth, const cv::Mat& kernel)
 {
     if (depth != CV_8U || outDepth != CV_8U || !isCompiledSize(kernel.rows, kernel.cols)) return std::nullopt;
