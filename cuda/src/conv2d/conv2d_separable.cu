@@ -322,7 +322,7 @@ std::string whyNotSeparableMma(const Conv2dProblem& p)
     const bool borderFits =
         p.spec.border != BorderMode::Constant || isImageValue(p.spec.borderValue, depth == CV_8U ? 255.0 : 65535.0);
     const bool applies = depth != CV_32F && p.factors && isCompiledSize(p.kRows, p.kCols) && borderFits &&
-                         p.device.computeMajor >= 8 && p.device.deviceCodeArchitecture >= 800 && mmaTaps(*p.factors);
+                         p.device.deviceCodeArchitecture >= 800 && mmaTaps(*p.factors);
     if (applies) return {};
     return "needs a u8 or u16 image, a rank-1 kernel of a square compiled size (" + compiledSizesText("or") +
            ") whose column taps lie within about 2^9 of the largest (each is two f16 halves to 22 bits), a "

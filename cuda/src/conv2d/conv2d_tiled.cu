@@ -131,8 +131,7 @@ template <int K> CUtensorMap sliceTensorMap(const float* slice, int cols, int sl
 std::string whyNotTma(const Conv2dProblem& p)
 {
     const bool applies = p.input.depth() == CV_32F && p.outDepth == CV_32F && p.input.channels() == 1 &&
-                         isCompiledSize(p.kRows, p.kCols) && p.device.computeMajor >= 9 &&
-                         p.device.deviceCodeArchitecture >= 900;
+                         isCompiledSize(p.kRows, p.kCols) && p.device.deviceCodeArchitecture >= 900;
     if (applies) return {};
     return "needs a 32-bit float single-channel image with float output, a square " + compiledSizesText("or") +
            " kernel and a GPU of compute capability 9.0 or newer running device code built for 9.0 or newer; this is " +

@@ -506,8 +506,7 @@ LaunchPlan tmaPlan(const HistogramProblem& problem, const BinRule&, const cudaDe
 std::string whyNotTma(const HistogramProblem& p)
 {
     const DeviceInfo& d = p.device;
-    if (p.channels == 1 && p.byteBins && d.computeMajor >= 9 && d.deviceCodeArchitecture >= 900 &&
-        d.sharedMemoryPerBlockOptIn >= kTmaSharedBytes)
+    if (p.channels == 1 && p.byteBins && d.deviceCodeArchitecture >= 900 && d.sharedMemoryPerBlockOptIn >= kTmaSharedBytes)
         return {};
     return "needs a single-channel u8 image, or u16 with the default 256 bins over [0, 65536), and a GPU of compute "
            "capability 9.0 or newer running device code built for 9.0 or newer, with " +

@@ -42,7 +42,8 @@ struct DeviceInfo {
     /// The library's device code this GPU runs, as __CUDA_ARCH__ (750, 900, ...; 0: none): the newest
     /// architecture built (CMAKE_CUDA_ARCHITECTURES) at or below the GPU's. A build for sm_75 runs on
     /// an H200 as PTX compiled by the driver, without the sm_80 and sm_90 instructions some
-    /// variants need; they do not apply there.
+    /// variants need; they do not apply there. Never above the GPU's own, so a variant's check on it
+    /// covers the compute capability too.
     int deviceCodeArchitecture = 0;
 };
 
