@@ -430,11 +430,11 @@ void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, 
     run.tapScale = k.scale;
     run.dyadicTaps = k.dyadic();
     run.unitColumnTaps = std::all_of(k.taps.column.begin(), k.taps.column.end(), [](uint32_t t) { return t == 1; });
-    withIntegerKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
-    copyToSymbol(cRowTapsInteger, k.taps.row, stream);
-    withIntegerKernel(run, [&](auto tile, auto) {
+    withIntegerKernel(run, [&](auto tile, auto kernel) {
+        run.stagedSlots = stagedSlots(kernel, run.multiprocessors);
         copyToSymbol(cRowTapBytes, rowTapBytes<typename decltype(tile)::Window>(k.taps.row), stream);
     });
+    copyToSymbol(cRowTapsInteger, k.taps.row, stream);
     copyToSymbol(cColumnTapsInteger, k.taps.column, stream);
     // The edge strips' f32 taps (the staged ring's) from the same integers: the column as is, the
     // row times the scale (exact for dyadic taps, 2^-8). Such small taps are far under kRingTapLimit.
