@@ -255,7 +255,7 @@ __device__ void mmaRowPass(const StripArgs<In, Out>& a, const float* mid, int x0
     }
 }
 
-/// separable-mma (u8/u16, square compiled sizes, rank-1 taps that mmaColumnTaps splits; sm_80+):
+/// separable-mma (u8/u16, square compiled sizes, rank-1 taps that mmaTaps splits; sm_80+):
 /// separable-tiles' bands, strips and steps, with the passes the other way round. Each step stages
 /// kTileStep input rows as f16 planes into the ring, sums the step's output rows down the ring on
 /// tensor cores into mid (mmaColumnPass), and then along mid's rows (mmaRowPass). The next step's
