@@ -532,8 +532,9 @@ template <bool UnitColumn> constexpr int integerTilesBlocks()
 /// The integer variant (u8, integerTaps' kernels; Scaled: not dyadic, see storeLaneSums): the staged
 /// tiles (walkStagedTiles) with sums in 16-bit lanes, two elements per word (rowSums,
 /// storeRingRow's integer forms). UnitColumn (column taps all 1, as a box's): each output row's sums
-/// are the previous row's less the slice row that leaves the window plus the one that enters, 2 adds
-/// a word instead of K multiply-adds. No lane borrows: the sums still hold the leaving row.
+/// are the previous row's less the slice row that leaves the window plus the one that enters (whose
+/// row pass takes the leaving row's slot), 2 adds a word instead of K multiply-adds. No lane
+/// borrows: the sums still hold the leaving row.
 template <int CN, int K, bool Scaled, bool UnitColumn>
 __global__ void __launch_bounds__(kRingThreads, integerTilesBlocks<UnitColumn>()) conv2dIntegerTiles(StripArgs<uint8_t, uint8_t> a, TileSchedule schedule, float scale)
 {
@@ -547,10 +548,11 @@ __global__ void __launch_bounds__(kRingThreads, integerTilesBlocks<UnitColumn>()
                 uint32_t ring[K][N / 2] = {}, sum[N / 2] = {};
                 walkRing(y0, y1, ring,
                          [&](int k, uint32_t(&slot)[N / 2]) {
-                             uint32_t entering[N / 2];
-                             rowSums<dotRowPass<CN, UnitColumn>()>(window(k), entering);
 #pragma unroll
-                             for (int p = 0; p < N / 2; ++p) sum[p] = sum[p] - slot[p] + entering[p], slot[p] = entering[p];
+                             for (int p = 0; p < N / 2; ++p) sum[p] -= slot[p];
+                             rowSums<dotRowPass<CN, UnitColumn>()>(window(k), slot);
+#pragma unroll
+                             for (int p = 0; p < N / 2; ++p) sum[p] += slot[p];
                          },
                          [&](int y, int) { storeLaneSums<Scaled, N>(a.outRow(y) + flat, remaining, sum, scale); });
             } else {
