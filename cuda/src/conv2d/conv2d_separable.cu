@@ -399,17 +399,23 @@ void computeSeparableMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
     KL_CHECK_LAUNCH();
 }
 
-/// Calls f(S{}, kernel) with the integer variant's kernel (tile S) for `run`.
+/// Calls f(S{}, kernel, dot) with the integer variant's kernel (tile S) for `run`; dot, a
+/// std::bool_constant: whether its row pass takes dp4a (dotRowPass).
 template <typename F> void withIntegerKernel(const Conv2dRun& run, F&& f)
 {
     withChannels(run.channels, [&](auto cn) {
         constexpr int CN = decltype(cn)::value;
         withFixedSize(run.kRows, [&](auto k) {
             constexpr int K = decltype(k)::value;
+            const auto call = [&](auto scaled, auto unitColumn) {
+                constexpr bool UnitColumn = decltype(unitColumn)::value;
+                f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, decltype(scaled)::value, UnitColumn>,
+                  std::bool_constant<dotRowPass<CN, UnitColumn>()>{});
+            };
             // Non-dyadic unit columns are the boxes; a dyadic kernel with one takes the general form.
-            if (run.dyadicTaps) f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, false, false>);
-            else if (run.unitColumnTaps) f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, true, true>);
-            else f(IntegerTile<CN, K>{}, conv2dIntegerTiles<CN, K, true, false>);
+            if (run.dyadicTaps) call(std::false_type{}, std::false_type{});
+            else if (run.unitColumnTaps) call(std::true_type{}, std::true_type{});
+            else call(std::true_type{}, std::false_type{});
         });
     });
 }
@@ -430,11 +436,11 @@ void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, 
     run.tapScale = k.scale;
     run.dyadicTaps = k.dyadic();
     run.unitColumnTaps = std::all_of(k.taps.column.begin(), k.taps.column.end(), [](uint32_t t) { return t == 1; });
-    withIntegerKernel(run, [&](auto tile, auto kernel) {
+    withIntegerKernel(run, [&](auto tile, auto kernel, auto dot) {
         run.stagedSlots = stagedSlots(kernel, run.multiprocessors);
-        copyToSymbol(cRowTapBytes, rowTapBytes<typename decltype(tile)::Window>(k.taps.row), stream);
+        if constexpr (decltype(dot)::value) copyToSymbol(cRowTapBytes, rowTapBytes<typename decltype(tile)::Window>(k.taps.row), stream);
+        else copyToSymbol(cRowTapsInteger, k.taps.row, stream);
     });
-    copyToSymbol(cRowTapsInteger, k.taps.row, stream);
     copyToSymbol(cColumnTapsInteger, k.taps.column, stream);
     // The edge strips' f32 taps (the staged ring's) from the same integers: the column as is, the
     // row times the scale (exact for dyadic taps, 2^-8). Such small taps are far under kRingTapLimit.
@@ -446,7 +452,7 @@ void prepareInteger(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&, 
 void computeInteger(const Conv2dRun& run, int chunk, cudaStream_t stream)
 {
     withIntegerKernel(run,
-                      [&](auto tile, auto kernel) { launchStaged(tile, kernel, run, chunk, stream, run.tapScale); });
+                      [&](auto tile, auto kernel, auto) { launchStaged(tile, kernel, run, chunk, stream, run.tapScale); });
     KL_CHECK_LAUNCH();
 }
 
