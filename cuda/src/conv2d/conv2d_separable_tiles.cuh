@@ -202,17 +202,6 @@ __device__ void columnPassStep(const StripArgs<In, Out>& a, const float* mid, in
     }
 }
 
-/// conv2dSeparableTiles' blocks an SM, at least, on u8/u16 images: its register budget (85). Without
-/// one, ptxas gave them 64 registers and recomputed each thread's staging addresses, divisions
-/// included, in every step; at 80 (3 blocks an SM, not 4) Gaussian 15x15 ran 2.7% faster on 3 and 4
-/// channels of u16 and 3.6% on 3 of u8. f32 kernels keep no bound (0): they take 76-80 registers
-/// without one, and a bound of 1 gave them 98-108, 3-12% slower (docs/performance.md, "Thirty-fourth
-/// step").
-template <typename In> constexpr int separableTilesBlocks()
-{
-    return std::is_same_v<In, float> ? 0 : 3;
-}
-
 /// separable-tiles (square compiled sizes, any depth and channel count): the separable passes
 /// through shared memory. A block owns a band of kTileBand interleaved elements and walks down a
 /// strip of stripRows output rows. Each step stages kTileStep input rows (with the kernel's
@@ -222,7 +211,7 @@ template <typename In> constexpr int separableTilesBlocks()
 /// strip; the next step's global loads are in flight while the block computes. The sums are
 /// conv2dRowPass's and conv2dColumnPass's, in their order: the bits equal the two-pass result.
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kTilesThreads, separableTilesBlocks<In>()) conv2dSeparableTiles(StripArgs<In, Out> a, int stripRows)
+__global__ void __launch_bounds__(kTilesThreads) conv2dSeparableTiles(StripArgs<In, Out> a, int stripRows)
 {
     using T = SeparableTile<CN, K>;
     extern __shared__ float4 sharedStorage[];
