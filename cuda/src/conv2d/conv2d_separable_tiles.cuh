@@ -202,6 +202,15 @@ __device__ void columnPassStep(const StripArgs<In, Out>& a, const float* mid, in
     }
 }
 
+/// conv2dSeparableTiles' minimum blocks an SM. On u8/u16 images 3 gives ptxas room (80 registers,
+/// not 64) to keep each thread's staging plan across steps instead of recomputing it, divisions
+/// included. f32 kernels take no minimum (0 emits none): with one, ptxas gives them more registers
+/// than pays (docs/performance.md).
+template <typename In> constexpr int separableTilesBlocks()
+{
+    return std::is_same_v<In, float> ? 0 : 3;
+}
+
 /// separable-tiles (square compiled sizes, any depth and channel count): the separable passes
 /// through shared memory. A block owns a band of kTileBand interleaved elements and walks down a
 /// strip of stripRows output rows. Each step stages kTileStep input rows (with the kernel's
@@ -211,7 +220,7 @@ __device__ void columnPassStep(const StripArgs<In, Out>& a, const float* mid, in
 /// strip; the next step's global loads are in flight while the block computes. The sums are
 /// conv2dRowPass's and conv2dColumnPass's, in their order: the bits equal the two-pass result.
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kTilesThreads) conv2dSeparableTiles(StripArgs<In, Out> a, int stripRows)
+__global__ void __launch_bounds__(kTilesThreads, separableTilesBlocks<In>()) conv2dSeparableTiles(StripArgs<In, Out> a, int stripRows)
 {
     using T = SeparableTile<CN, K>;
     extern __shared__ float4 sharedStorage[];
