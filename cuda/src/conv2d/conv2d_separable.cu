@@ -9,8 +9,10 @@
 //              shared memory by cp.async (conv2dStagedRing: the same sums, with no thread waiting
 //              on its own loads; 8 elements a thread on u8 up to 9x9, so that each thread widens
 //              fewer input elements per output; the row pass reads elements as subnormals,
-//              subnormalRingTaps). Other sizes: a row pass into an f32 intermediate in global
-//              memory, then a column pass.
+//              subnormalRingTaps; on u16 9x9 with 4 channels each thread owns one channel of 4
+//              pixels, loads it element by element and so widens none, and stores whole pixels
+//              after an exchange of results, PixelExchange). Other sizes: a row pass into an f32
+//              intermediate in global memory, then a column pass.
 //   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative
 //              integer taps times one factor whose sums fit 16 bits (IntegerTaps: OpenCV's default
 //              3x3 and 5x5 Gaussians, taps k/256; boxes, ones times 1/K^2; row taps up to 255): the
@@ -179,7 +181,8 @@ template <typename F> bool withStagedRingKernel(const Conv2dRun& run, F&& f)
     return withCompiledShape(run, [&](auto in, auto out, auto cn, auto k) {
         using In = decltype(in);
         constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
-        if constexpr (!std::is_same_v<In, float>) f(StagedRingTile<In, CN, K>{}, conv2dStagedRing<In, decltype(out), CN, K>);
+        using Out = decltype(out);
+        if constexpr (!std::is_same_v<In, float>) f(StagedRingTile<In, Out, CN, K>{}, conv2dStagedRing<In, Out, CN, K>);
     });
 }
 

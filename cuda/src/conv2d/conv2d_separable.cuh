@@ -105,6 +105,26 @@ template <typename In, int CN, int K, int N> __device__ void rowSums(const RowWi
     for (int n = 0; n < N; ++n) out[n] = tapSum<W, K>(cRowTaps, v, n);
 }
 
+/// A u8/u16 row-pass window loaded element by element: element j of one channel's N + K - 1 around
+/// a thread's N outputs, zero-extended, so its bits are the subnormal x * 2^-149 that rowSums sums
+/// with no instruction to widen it (StagedTile::elementLoads).
+template <int K, int N> struct ElementWindow {
+    static constexpr int elements = N + K - 1;
+    uint32_t e[elements];
+};
+
+/// rowSums over an ElementWindow: the same products, added in the same order.
+template <int K, int N> __device__ void rowSums(const ElementWindow<K, N>& w, float (&out)[N])
+{
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        float sum = 0;
+#pragma unroll
+        for (int j = 0; j < K; ++j) sum = fmaf(cRowTaps[j], __uint_as_float(w.e[n + j]), sum);
+        out[n] = sum;
+    }
+}
+
 /// Window bytes s and s + 1 as two 16-bit lanes, s's in the low one (s is a constant once unrolled).
 template <int Q> __device__ uint32_t bytePair(const uint32_t (&quad)[Q], int s)
 {
@@ -177,11 +197,17 @@ __device__ __noinline__ RowValues<N> rowPassBorder(StripArgs<In, Out> a, int k, 
     return out;
 }
 
-/// A thread's N output sums to its elements from `flat` of the row at `out`: quads where all N lie
-/// inside the row, else element by element up to the row end.
-template <int N, typename Out> __device__ void storeSums(Out* out, int flat, int flatCols, const float (&sum)[N])
+/// A thread's N output sums to its elements from `flat` of the row at `out`, Stride apart: adjacent
+/// ones in quads where all N lie inside the row, else element by element up to the row end.
+template <int N, int Stride = 1, typename Out>
+__device__ void storeSums(Out* out, int flat, int flatCols, const float (&sum)[N])
 {
-    if (flat + N <= flatCols) {
+    if constexpr (Stride > 1) {
+        const bool whole = flat + (N - 1) * Stride < flatCols;
+#pragma unroll
+        for (int n = 0; n < N; ++n)
+            if (whole || flat + n * Stride < flatCols) out[n * Stride] = saturateRound<Out>(sum[n]);
+    } else if (flat + N <= flatCols) {
 #pragma unroll
         for (int g = 0; g < N / 4; ++g)
             store4(out + 4 * g, make_float4(sum[4 * g], sum[4 * g + 1], sum[4 * g + 2], sum[4 * g + 3]));
@@ -192,17 +218,65 @@ template <int N, typename Out> __device__ void storeSums(Out* out, int flat, int
     }
 }
 
-/// The sums of output row y of the ring (slots in slice row order) to its N elements from `flat`.
-template <int K, int N, typename Out>
-__device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&ring)[K][N], int first)
+/// The column pass of one output row: its ring slots (slice row order from ring[first]) times the
+/// column taps, added in order.
+template <int K, int N> __device__ void ringColumnSums(const float (&ring)[K][N], int first, float (&sum)[N])
 {
-    float sum[N] = {};
+#pragma unroll
+    for (int n = 0; n < N; ++n) sum[n] = 0;
 #pragma unroll
     for (int i = 0; i < K; ++i)
 #pragma unroll
         for (int n = 0; n < N; ++n) sum[n] = fmaf(cColumnTaps[i], ring[(first + i) % K][n], sum[n]);
+}
+
+/// The sums of output row y of the ring (slots in slice row order) to its N elements from `flat`.
+template <int K, int N, typename Out>
+__device__ void storeRingRow(Out* out, int flat, int flatCols, const float (&ring)[K][N], int first)
+{
+    float sum[N];
+    ringColumnSums(ring, first, sum);
     storeSums(out, flat, flatCols, sum);
 }
+
+/// The staged ring's exchange of results on u16 4-channel images, whose threads each own one channel
+/// of 4 adjacent pixels (channel c = threadIdx.x % 4; StagedTile::elementLoads): within each group
+/// of 4 threads, so that thread c stores pixel c whole (8 bytes, one store), where 4 stores of one
+/// channel each were 1.5x the kernel's time. 2 shuffles, 7 selects and 4 byte permutes for 4
+/// results, the selects by lane masks (one LOP3 each). The masks pass through a shuffle once a walk:
+/// computed from threadIdx, ptxas recomputed them at every store, which made the kernel slower than
+/// the quad ring (docs/performance.md, "Thirty-sixth step").
+struct PixelExchange {
+    uint32_t upper, odd;  ///< all ones on channels 2 and 3 / on channels 1 and 3
+
+    __device__ PixelExchange()
+    {
+        const unsigned lanes = __activemask();
+        upper = __shfl_sync(lanes, 0u - (threadIdx.x >> 1 & 1u), int(threadIdx.x % 32));
+        odd = __shfl_sync(lanes, 0u - (threadIdx.x & 1u), int(threadIdx.x % 32));
+    }
+
+    /// Bits of a where mask is set, else of b.
+    __device__ static uint32_t select(uint32_t mask, uint32_t a, uint32_t b) { return (a & mask) | (b & ~mask); }
+
+    /// Stores this thread's pixel of its group's 4: `pixel` is its address. Every lane of the warp
+    /// must take part.
+    __device__ void store(uint2* pixel, const float (&sum)[4]) const
+    {
+        const uint32_t p = roundedHalves(sum[0], sum[1]), q = roundedHalves(sum[2], sum[3]);
+        // Partners c ^ 2 swap pixel pairs: each then holds pixels m, m + 1 (m = c & 2) of channels c & 1
+        // (low) and (c & 1) + 2 (high).
+        const uint32_t other = __shfl_xor_sync(0xFFFFFFFFu, select(upper, p, q), 2);
+        const uint32_t low = select(upper, other, p), high = select(upper, q, other);
+        // Channels c & 1 and (c & 1) + 2 of pixel m and of pixel m + 1; partners c ^ 1 swap the one the
+        // other stores.
+        const uint32_t first = __byte_perm(low, high, 0x5410), second = __byte_perm(low, high, 0x7632);
+        const uint32_t rest = __shfl_xor_sync(0xFFFFFFFFu, select(odd, first, second), 1);
+        const uint32_t own = select(odd, second, first);
+        const uint32_t even = select(odd, rest, own), oddChannels = select(odd, own, rest);  // channels 0, 2 / 1, 3
+        *pixel = {__byte_perm(even, oddChannels, 0x5410), __byte_perm(even, oddChannels, 0x7632)};
+    }
+};
 
 /// An integer output row's exact sums, in 16-bit lanes (sum[p]: elements 2p and 2p + 1), to the
 /// `remaining` elements of the row from `out`, in whole words: a word that passes the row end writes
@@ -352,9 +426,15 @@ constexpr int kStagedTileRows = 32;
 /// * N interleaved elements of T by `rows` output rows, staged with a halo of `margin` elements
 /// (16-byte aligned) on each side, `span` elements a row. `rows` is kStagedTileRows, or fewer (by 8s)
 /// where that tile would pass the 48 KB of static shared memory (u16 15x15 on 3 or 4 channels: 24).
-template <typename T, int CN_, int K_, int N_> struct StagedTile {
+template <typename T, int CN_, int K_, int N_, bool ElementLoads_ = false> struct StagedTile {
     static constexpr int CN = CN_, K = K_, N = N_, elements = kRingThreads * N;
     using Window = RowWindow<T, CN, K, N>;
+    /// Whether each thread owns one channel of N adjacent pixels, its elements CN apart, and loads
+    /// its window element by element (ElementWindow), rather than N adjacent elements from quads.
+    static constexpr bool elementLoads = ElementLoads_;
+    static_assert(!elementLoads || kRingThreads % CN == 0, "a block's threads cover whole pixels");
+    /// Thread t's first element in the tile.
+    __device__ static int threadElement(int t) { return elementLoads ? t / CN * (N * CN) + t % CN : t * N; }
     static constexpr int chunk = 16 / int(sizeof(T));  ///< elements per 16-byte copy
     static constexpr int margin = (Window::head + chunk - 1) / chunk * chunk, span = elements + 2 * margin;
     static constexpr int copiesPerRow = span / chunk, words = span * int(sizeof(T)) / 4;
@@ -385,7 +465,16 @@ template <typename T, int CN, int K> constexpr int stagedRowsElements()
 /// The tiles of conv2dIntegerTiles, conv2dStagedRing (8 elements a thread on u8 up to 9x9: at 9x9
 /// they are the faster on 3 and 4 channels and as fast on one) and conv2dStagedRows.
 template <int CN, int K> using IntegerTile = StagedTile<uint8_t, CN, K, kRingElements>;
-template <typename T, int CN, int K> using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 9>()>;
+/// Whether the staged ring's threads own one channel of 4 pixels each and load their windows element
+/// by element (StagedTile::elementLoads): on u16 9x9 with 4 channels and u16 output, 0.95x the time
+/// of quads. At 3x3, 5x5 and 7x7, and with per-channel stores on u8 or f32 output, they were slower
+/// (docs/performance.md, "Thirty-sixth step").
+template <typename In, typename Out, int CN, int K> constexpr bool stagedRingElementLoads()
+{
+    return std::is_same_v<In, uint16_t> && std::is_same_v<Out, uint16_t> && CN == 4 && K == 9;
+}
+template <typename T, typename Out, int CN, int K>
+using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 9>(), stagedRingElementLoads<T, Out, CN, K>()>;
 template <typename T, int CN, int K> using StagedRowsTile = StagedTile<T, CN, K, stagedRowsElements<T, CN, K>()>;
 
 /// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
@@ -461,7 +550,7 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
     using Window = typename S::Window;
     constexpr int CN = S::CN, K = S::K, N = S::N;
     __shared__ __align__(16) uint32_t tile[S::sharedWords];
-    const int flatCols = a.cols * CN, x0 = blockIdx.x * S::elements, flat = x0 + threadIdx.x * N;
+    const int flatCols = a.cols * CN, x0 = blockIdx.x * S::elements, flat = x0 + S::threadElement(threadIdx.x);
     const bool interiorColumns = x0 >= S::margin && x0 + S::elements + S::margin <= flatCols;
     const float maxValue = float(sizeof(T) == 1 ? 255 : 65535);
     const bool stagedBorder = std::is_same_v<T, float> || a.border != BorderMode::Constant ||
@@ -473,7 +562,8 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
         const int y1 = min(y0 + tileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
         const bool imageRows = a.imageRow(y0) && a.imageRow(last);
         if (!stagedBorder && !(interiorColumns && imageRows)) {
-            if (flat < flatCols) edge(flat, y0, y1);
+            // N adjacent elements a thread, however the walk splits the tile
+            if (const int edgeFlat = x0 + threadIdx.x * N; edgeFlat < flatCols) edge(edgeFlat, y0, y1);
             continue;
         }
         __syncthreads();  // the previous tile's reads are done
@@ -510,12 +600,21 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
         if (flat >= flatCols) continue;
         using QuadType = typename Quad<T>::type;
         const auto window = [&](int k) {
-            Window w;
-            const QuadType* span =
-                reinterpret_cast<const QuadType*>(tile + (k - y0) * S::words) + (S::margin - Window::head + N * threadIdx.x) / 4;
+            if constexpr (S::elementLoads) {
+                ElementWindow<K, N> w;
+                const T* first = reinterpret_cast<const T*>(tile + (k - y0) * S::words) + S::margin - Window::halo +
+                                 S::threadElement(threadIdx.x);
 #pragma unroll
-            for (int q = 0; q < Window::quads; ++q) w.quad[q] = span[q];
-            return w;
+                for (int j = 0; j < w.elements; ++j) w.e[j] = first[j * CN];
+                return w;
+            } else {
+                Window w;
+                const QuadType* span = reinterpret_cast<const QuadType*>(tile + (k - y0) * S::words) +
+                                       (S::margin - Window::head + N * threadIdx.x) / 4;
+#pragma unroll
+                for (int q = 0; q < Window::quads; ++q) w.quad[q] = span[q];
+                return w;
+            }
         };
         walk(flat, y0, y1, window);
     }
@@ -567,26 +666,44 @@ __global__ void __launch_bounds__(kRingThreads, integerTilesBlocks<UnitColumn>()
 /// conv2dStagedRing's blocks an SM, at least: its register budget. More blocks keep more warps to
 /// issue from; 5 on u8 5x5 and 6 on u16 9x9 were 1-3% faster than 4, where ptxas still fits the ring
 /// (u8 9x9 at 5 was 1.5 times as slow). Other shapes were as fast or were not measured
-/// (docs/performance.md, "Thirty-second step").
-template <typename In, int K> constexpr int stagedRingBlocks()
+/// (docs/performance.md, "Thirty-second step"). Element loads on u16 9x9 take 5 (91 registers).
+template <typename In, int K, bool ElementLoads> constexpr int stagedRingBlocks()
 {
-    return sizeof(In) == 1 && K == 5 ? 5 : sizeof(In) == 2 && K == 9 ? 6 : 4;
+    return sizeof(In) == 1 && K == 5 ? 5 : sizeof(In) == 2 && K == 9 ? (ElementLoads ? 5 : 6) : 4;
 }
 
 /// separable's ring for u8/u16 images: the staged tiles (walkStagedTiles) with conv2dSeparableRing's
-/// f32 sums (rowSums, storeRingRow), so the same bits as that ring.
+/// f32 sums (rowSums, storeRingRow), so the same bits as that ring. On u16 9x9 with 4 channels and u16
+/// output (stagedRingElementLoads) each thread owns one channel of 4 pixels and loads its window
+/// element by element, widening none of it; the threads of a pixel group exchange their results to
+/// store whole pixels (PixelExchange), except in warps that pass the row end.
 template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, stagedRingBlocks<In, K>())
+__global__ void __launch_bounds__(kRingThreads, stagedRingBlocks<In, K, stagedRingElementLoads<In, Out, CN, K>()>())
     conv2dStagedRing(StripArgs<In, Out> a, TileSchedule schedule)
 {
-    using S = StagedRingTile<In, CN, K>;
+    using S = StagedRingTile<In, Out, CN, K>;
     constexpr int N = S::N;
     walkStagedTiles<S>(
         a, schedule,
         [&](int flat, int y0, int y1, const auto& window) {
             float ring[K][N];
-            walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
-                     [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, a.cols * CN, ring, first); });
+            const int flatCols = a.cols * CN;
+            if constexpr (S::elementLoads) {
+                static_assert(std::is_same_v<Out, uint16_t> && CN == 4 && N == 4, "PixelExchange's shape");
+                const PixelExchange exchange;
+                const int pixelFlat = flat + 3 * int(threadIdx.x % 4);  // the pixel this thread stores
+                const int tileFirst = flat - S::threadElement(threadIdx.x);
+                const bool warpWhole = tileFirst + S::threadElement(threadIdx.x | 31) + (N - 1) * CN < flatCols;
+                walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); }, [&](int y, int first) {
+                    float sum[N];
+                    ringColumnSums(ring, first, sum);
+                    if (warpWhole) exchange.store(reinterpret_cast<uint2*>(a.outRow(y) + pixelFlat), sum);
+                    else storeSums<N, CN>(a.outRow(y) + flat, flat, flatCols, sum);
+                });
+            } else {
+                walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
+                         [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
+            }
         },
         [&](int flat, int y0, int y1) { ringEdgeStrip<In, Out, CN, K, N>(a, flat, y0, y1); });
 }
