@@ -367,12 +367,13 @@ private slots:
 
     // separable-tiles' blocks walk strips of rows in steps through a ring of row-pass results:
     // an image of several strips, a partial last strip and step, and bands that end inside the
-    // row, every depth x channels, two borders, the smallest and largest compiled size. Its sums
-    // are the separable ring's, in the same order: the two agree bit for bit.
+    // row, every depth x channels, two borders, the smallest and largest compiled size and 9x9 (where
+    // the u16 4-channel ring's threads own one channel of 4 pixels and exchange results to store
+    // whole pixels). Its sums are the separable ring's, in the same order: the two agree bit for bit.
     void separableTilesStrips()
     {
         uint64_t seed = 30000;
-        for (int k : {3, 15})
+        for (int k : {3, 9, 15})
             for (int depth : kDepths)
                 for (int channels : kChannels)
                     for (BorderMode border : {BorderMode::Constant, BorderMode::Reflect101}) {
