@@ -1,6 +1,6 @@
-// conv2d's separable variants (kernels in conv2d_separable.cuh), for rank-1 kernels
-// K = column * row^T (separateKernel): kRows + kCols multiply-adds per output instead of
-// kRows * kCols.
+// conv2d's separable variants (kernels in conv2d_separable.cuh, conv2d_separable_tiles.cuh,
+// conv2d_separable_mma.cuh and conv2d_staged_rows.cuh), for rank-1 kernels K = column * row^T
+// (separateKernel): kRows + kCols multiply-adds per output instead of kRows * kCols.
 //   separable  square compiled sizes (conv2dSeparableRing): each thread owns 4 adjacent
 //              elements of an interleaved row and walks down a strip of rows, filtering every
 //              input row horizontally and keeping the last kRows results in registers for the
@@ -35,6 +35,7 @@
 #include "conv2d_separable.cuh"
 #include "conv2d_separable_mma.cuh"
 #include "conv2d_separable_tiles.cuh"
+#include "conv2d_staged_rows.cuh"
 
 #include "kernellab/image.hpp"
 

@@ -1,6 +1,7 @@
 #pragma once
-// conv2d's separable kernels (the register ring, the integer tiles and the two passes) and staged-rows;
-// separable-tiles is in conv2d_separable_tiles.cuh. Included by conv2d_separable.cu only.
+// conv2d's separable kernels (the register ring, the staged tiles they and staged-rows share, the
+// integer tiles and the two passes); separable-tiles is in conv2d_separable_tiles.cuh, staged-rows in
+// conv2d_staged_rows.cuh. Included by those and conv2d_separable.cu only.
 #include "conv2d_device.cuh"
 
 #include <cuda_pipeline_primitives.h>
@@ -453,17 +454,9 @@ template <typename T, int K, int widest> constexpr int floatStagedElements()
     return sizeof(T) == 1 && K <= widest ? 2 * kRingElements : kRingElements;
 }
 
-/// conv2dStagedRows' elements a thread: floatStagedElements up to 5x5, and 8 on u16 5x5 with 3 or 4
-/// channels too, whose 4-element windows (20 and 24 elements for 4 outputs) widened more elements
-/// than they summed. At 3x3 and 7x7, and on one u16 channel, 8 were the slower (docs/performance.md,
-/// "Twenty-ninth step").
-template <typename T, int CN, int K> constexpr int stagedRowsElements()
-{
-    return sizeof(T) == 2 && CN >= 3 && K == 5 ? 2 * kRingElements : floatStagedElements<T, K, 5>();
-}
-
-/// The tiles of conv2dIntegerTiles, conv2dStagedRing (8 elements a thread on u8 up to 9x9: at 9x9
-/// they are the faster on 3 and 4 channels and as fast on one) and conv2dStagedRows.
+/// The tiles of conv2dIntegerTiles and conv2dStagedRing (8 elements a thread on u8 up to 9x9: at 9x9
+/// they are the faster on 3 and 4 channels and as fast on one); conv2dStagedRows' are in
+/// conv2d_staged_rows.cuh.
 template <int CN, int K> using IntegerTile = StagedTile<uint8_t, CN, K, kRingElements>;
 /// Whether the staged ring's threads own one channel of 4 pixels each and load their windows element
 /// by element (StagedTile::elementLoads): on u16 9x9 with 4 channels and u16 output, 0.95x the time
@@ -475,7 +468,6 @@ template <typename In, typename Out, int CN, int K> constexpr bool stagedRingEle
 }
 template <typename T, typename Out, int CN, int K>
 using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 9>(), stagedRingElementLoads<T, Out, CN, K>()>;
-template <typename T, int CN, int K> using StagedRowsTile = StagedTile<T, CN, K, stagedRowsElements<T, CN, K>()>;
 
 /// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
 /// elements each, to `target` (row r at target + r * span). Constant border rows are filled with
@@ -706,79 +698,6 @@ __global__ void __launch_bounds__(kRingThreads, stagedRingBlocks<In, K, stagedRi
             }
         },
         [&](int flat, int y0, int y1) { ringEdgeStrip<In, Out, CN, K, N>(a, flat, y0, y1); });
-}
-
-// ---- staged-rows ------------------------------------------------------------------------------------
-
-__constant__ float cDirectTaps[kStagedRowsMaxSize * kStagedRowsMaxSize];  // staged-rows: kRows x kCols, row-major
-
-/// staged-rows' output rows y0 .. y1 - 1 for a thread whose tile cannot be staged (u8/u16 only),
-/// element by element through borderIndex, in conv2dStagedRows' order. Not inlined: it runs on few
-/// tiles.
-template <typename In, typename Out, int CN, int K, int N>
-__device__ __noinline__ void stagedRowsEdgeStrip(StripArgs<In, Out> a, int flat, int y0, int y1)
-{
-    const int flatCols = a.cols * CN;
-    for (int y = y0; y < y1; ++y)
-        for (int n = 0; n < N && flat + n < flatCols; ++n) {
-            float sum = 0;
-            for (int i = 0; i < K; ++i) {
-                const bool borderRow = a.borderRow(y + i);
-                for (int j = 0; j < K; ++j)
-                    sum = fmaf(cDirectTaps[i * K + j], fetch<CN>(a, y + i, borderRow, flat + n + (j - K / 2) * CN), sum);
-            }
-            a.outRow(y)[flat + n] = saturateRound<Out>(sum);
-        }
-}
-
-/// staged-rows (any image, any K x K taps up to kStagedRowsMaxSize): the staged tiles (walkStagedTiles);
-/// each thread widens each slice row's window once and adds kernel row i's products over it to the
-/// sums of output row k - i, holding K rows of N sums in registers and storing an output row once its
-/// last kernel row is in. An output's K x K products are one fma chain in row-major order: no
-/// separate row sums to add (a different order from shared's, equal under the acceptance rule).
-/// On u8 the bound of 5 blocks an SM leaves the registers at 96 as before, but ptxas's schedule for it
-/// ran 5x5 on one channel 3-4% faster (docs/performance.md, "Twenty-ninth step").
-template <typename In, typename Out, int CN, int K>
-__global__ void __launch_bounds__(kRingThreads, sizeof(In) == 1 ? 5 : 4)
-    conv2dStagedRows(StripArgs<In, Out> a, TileSchedule schedule)
-{
-    using S = StagedRowsTile<In, CN, K>;
-    using W = typename S::Window;
-    constexpr int N = S::N;
-    walkStagedTiles<S>(
-        a, schedule,
-        [&](int flat, int y0, int y1, const auto& window) {
-            // Output row y's sums are sums[(y - y0) % K]; the loops are unrolled by K so that every
-            // slot is a constant.
-            float sums[K][N];
-            float v[4 * W::quads];
-            const auto addKernelRow = [&](int i, float(&sum)[N]) {
-#pragma unroll
-                for (int n = 0; n < N; ++n) sum[n] = tapSum<W, K>(cDirectTaps + i * K, v, n, i == 0 ? 0.0f : sum[n]);
-            };
-            // Slice rows y0 .. y0 + K - 2 start output rows y0 .. y0 + K - 2 (kernel rows 0 .. s).
-#pragma unroll
-            for (int s = 0; s < K - 1; ++s) {
-                widenWindow<false>(window(y0 + s), v);
-#pragma unroll
-                for (int i = 0; i <= s; ++i) addKernelRow(i, sums[s - i]);
-            }
-            // Slice row y + s + K - 1 completes output row y + s and adds to the later rows it feeds.
-            const int flatCols = a.cols * CN;
-            for (int y = y0; y < y1; y += K) {
-                const int remaining = y1 - y;
-#pragma unroll
-                for (int s = 0; s < K; ++s) {
-                    if (s >= remaining) break;
-                    widenWindow<false>(window(y + s + K - 1), v);
-#pragma unroll
-                    for (int i = 0; i < K; ++i)
-                        if (s + K - 1 - i < remaining) addKernelRow(i, sums[(s + K - 1 - i) % K]);
-                    storeSums(a.outRow(y + s) + flat, flat, flatCols, sums[s]);
-                }
-            }
-        },
-        [&](int flat, int y0, int y1) { stagedRowsEdgeStrip<In, Out, CN, K, N>(a, flat, y0, y1); });
 }
 
 /// separable, other sizes, pass 1: every slice row (halo rows included) filtered horizontally into
