@@ -711,6 +711,37 @@ private slots:
             }
     }
 
+    // The staged ring in strips (stagedRingStrips: u8 from 9x9, u16 at 15x15) on images tall enough
+    // that each block's strip runs in three or more chunks on an H100 or H200 (132 SMs): every channel
+    // count, every border (constant at a value the depth holds, staged with the chunks, and at one it
+    // does not, the edge strips), against the reference and bit for bit against separable-tiles,
+    // which sums the same products in the same order. On 3 streams each stream's rows are too few for
+    // strips: the same kernels run the tile schedule.
+    void stagedRingStrips()
+    {
+        uint64_t seed = 19000;
+        int turn = 0;
+        for (const auto& [depth, k] : {std::pair<int, int>{CV_8U, 9}, {CV_8U, 15}, {CV_16U, 15}})
+            for (int channels : kChannels) {
+                const cv::Mat input = kltest::randomImage(40009, 23, depth, channels, ++seed);
+                for (int n = 0; n < 2; ++n, ++turn) {
+                    const BorderMode border = kBorders[turn % kBorders.size()];
+                    ++seed;
+                    Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
+                    if (turn % 4 != 0) spec.borderValue = depth == CV_8U ? 200 : 40000;
+                    const cv::Mat expected = kl::conv2dReference(input, spec);
+                    for (int streams : {1, 3}) {
+                        const cv::Mat gpu = run(input, spec, "separable", streams, HostMemory::Pinned);
+                        const std::string failure = compareWithReference(gpu, expected, input, spec);
+                        QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "separable") + ", " +
+                                                              std::to_string(streams) + " streams: " + failure));
+                        QVERIFY2(kltest::bitwiseEqual(gpu, run(input, spec, "separable-tiles")),
+                                 kltest::msg(describe(input, spec, "separable") + ": differs from separable-tiles"));
+                    }
+                }
+            }
+    }
+
     // staged-rows against the reference under the acceptance rule: random taps of every size it runs,
     // u8/u16/f32, integer and f32 output, every border (on u8/u16 the constant one at a value the depth
     // holds, staged with the tile, and at one it does not, the edge strips), 1, 3 and 4 channels, sizes

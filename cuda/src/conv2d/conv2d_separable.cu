@@ -111,6 +111,22 @@ template <typename S, typename T, typename Out> TileSchedule stagedSchedule(cons
     return schedule;
 }
 
+/// The strips of strip `a` for tiles S that walk strips (StagedTile::strips): one wave of `slots`
+/// resident blocks, each a strip of the rows of one tile column, where those strips are taller than
+/// S::rows; else stagedSchedule's tiles. In one wave each block restages no halo rows after its
+/// first chunk; the extra waves that let stagedSchedule's blocks end together were 1.04x (two) and
+/// 1.07x (three) the time of one on u16 15x15 (docs/performance.md, "Thirty-seventh step").
+template <typename S, typename T, typename Out> TileSchedule stripSchedule(const StripArgs<T, Out>& a, int slots)
+{
+    const int perColumn = std::max(1, slots / stagedColumns<S>(a)), rows = (a.rows + perColumn - 1) / perColumn;
+    if (rows <= S::rows) return stagedSchedule<S>(a, slots);
+    TileSchedule schedule{};
+    schedule.headPeriod = 1;  // no head
+    schedule.tall = rows;
+    schedule.tiles = schedule.tallEnd = (a.rows + rows - 1) / rows;
+    return schedule;
+}
+
 /// Launches staged-tile kernel `kernel` (tile S) over chunk `chunk` of `run` with its schedule:
 /// kernel<<<grid, kRingThreads>>>(a, schedule, args...).
 template <typename S, typename T, typename Out, typename... Args>
@@ -118,7 +134,7 @@ void launchStaged(S, void (*kernel)(StripArgs<T, Out>, TileSchedule, Args...), c
                   cudaStream_t stream, Args... args)
 {
     const StripArgs<T, Out> a = stripArgs<T, Out>(run, chunk);
-    const TileSchedule schedule = stagedSchedule<S>(a, run.stagedSlots);
+    const TileSchedule schedule = S::strips ? stripSchedule<S>(a, run.stagedSlots) : stagedSchedule<S>(a, run.stagedSlots);
     kernel<<<gridFor(a.cols * S::CN, schedule.tiles, S::elements, 1), kRingThreads, 0, stream>>>(a, schedule, args...);
 }
 

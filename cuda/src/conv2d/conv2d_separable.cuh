@@ -358,16 +358,20 @@ __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y
     }
 }
 
-/// The ring walk of conv2dSeparableRing and the staged kernels over output rows y0 .. y1 - 1:
-/// rowInto(k, slot) leaves slice row k's row pass in ring[(k - y0) % K], then storeRow(y, first)
-/// sums output row y from the slots of slice rows y .. y + K - 1, the first of them ring[first].
-/// Unrolled by K so that every slot index is a constant (the ring stays in registers).
+/// The ring walk of conv2dSeparableRing and the staged kernels over output rows yc .. y1 - 1 of a
+/// walk from y0: rowInto(k, slot) leaves slice row k's row pass in ring[(k - y0) % K], then
+/// storeRow(y, first) sums output row y from the slots of slice rows y .. y + K - 1, the first of
+/// them ring[first]. Unrolled by K so that every slot index is a constant (the ring stays in
+/// registers). A walk that goes on from an earlier one (yc > y0, yc - y0 a multiple of K) finds
+/// slice rows yc .. yc + K - 2 in the ring.
 template <int K, typename Slot, typename RowInto, typename StoreRow>
-__device__ __forceinline__ void walkRing(int y0, int y1, Slot (&ring)[K], RowInto&& rowInto, StoreRow&& storeRow)
+__device__ __forceinline__ void walkRing(int y0, int yc, int y1, Slot (&ring)[K], RowInto&& rowInto, StoreRow&& storeRow)
 {
+    if (yc == y0) {
 #pragma unroll
-    for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
-    for (int y = y0; y < y1; y += K) {
+        for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
+    }
+    for (int y = yc; y < y1; y += K) {
 #pragma unroll
         for (int s = 0; s < K; ++s) {
             if (y + s >= y1) break;
@@ -413,7 +417,7 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
             }
         };
         float ring[K][N];
-        walkRing(y0, y1, ring, rowInto,
+        walkRing(y0, y0, y1, ring, rowInto,
                  [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
     }
 }
@@ -427,8 +431,11 @@ constexpr int kStagedTileRows = 32;
 /// * N interleaved elements of T by `rows` output rows, staged with a halo of `margin` elements
 /// (16-byte aligned) on each side, `span` elements a row. `rows` is kStagedTileRows, or fewer (by 8s)
 /// where that tile would pass the 48 KB of static shared memory (u16 15x15 on 3 or 4 channels: 24).
-template <typename T, int CN_, int K_, int N_, bool ElementLoads_ = false> struct StagedTile {
+/// Strips: a block's tile may be taller (a strip, stripSchedule), walked in chunks of `chunkRows`
+/// output rows that each stage only the slice rows they add (walkStagedTiles).
+template <typename T, int CN_, int K_, int N_, bool ElementLoads_ = false, bool Strips_ = false> struct StagedTile {
     static constexpr int CN = CN_, K = K_, N = N_, elements = kRingThreads * N;
+    static constexpr bool strips = Strips_;
     using Window = RowWindow<T, CN, K, N>;
     /// Whether each thread owns one channel of N adjacent pixels, its elements CN apart, and loads
     /// its window element by element (ElementWindow), rather than N adjacent elements from quads.
@@ -444,6 +451,9 @@ template <typename T, int CN_, int K_, int N_, bool ElementLoads_ = false> struc
         return rows <= 8 || (rows + K - 1) * words * 4 <= 48 * 1024 ? rows : fittingRows(rows - 8);
     }
     static constexpr int rows = fittingRows(kStagedTileRows), sharedWords = (rows + K - 1) * words;
+    /// A multiple of K, so that each chunk's ring walk starts at slot 0 (walkRing).
+    static constexpr int chunkRows = rows / K * K;
+    static_assert(!strips || chunkRows > 0, "a chunk holds K rows");
 };
 
 /// Elements a thread of the staged kernels that sum in f32. Each thread widens its window, N + 2 *
@@ -466,8 +476,17 @@ template <typename In, typename Out, int CN, int K> constexpr bool stagedRingEle
 {
     return std::is_same_v<In, uint16_t> && std::is_same_v<Out, uint16_t> && CN == 4 && K == 9;
 }
+/// Whether the staged ring walks strips (StagedTile::strips): where its tiles' K - 1 halo rows are a
+/// third of their rows or more. In strips, u8 9x9 and u16 15x15 on one channel took 0.91x and 0.85x
+/// the time of tiles; u16 5x5, 7x7 and 9x9, whose tiles have fewer halo rows, 1.05-1.17x
+/// (docs/performance.md, "Thirty-seventh step").
+template <typename In, int K> constexpr bool stagedRingStrips()
+{
+    return sizeof(In) == 1 ? K >= 9 : K >= 15;
+}
 template <typename T, typename Out, int CN, int K>
-using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 9>(), stagedRingElementLoads<T, Out, CN, K>()>;
+using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 9>(), stagedRingElementLoads<T, Out, CN, K>(),
+                                  stagedRingStrips<T, K>()>;
 
 /// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
 /// elements each, to `target` (row r at target + r * span). Constant border rows are filled with
@@ -527,14 +546,16 @@ struct TileSchedule {
 };
 
 /// The staged kernels' walk over their tiles: a block's tile is StagedTile's elements by the
-/// schedule's rows for it (at most S::rows). The block copies the tile's input rows, with the
-/// halo, into shared memory: inside the row by cp.async, 16 bytes per copy and all in flight at
-/// once; past the row ends and in constant border rows element by element (stageTileEdges). Then
-/// walk(flat, y0, y1, window) walks the N elements from `flat` of the thread down the tile,
-/// window(k) giving slice row k's RowWindow from shared memory. A constant border value that T
-/// does not hold cannot be staged: the tiles that reach it run edge(flat, y0, y1) instead, element
-/// by element. (Staging the tile, rather than the ring walk's loads from global memory, keeps
-/// enough bytes in flight.)
+/// schedule's rows for it (at most S::rows, or a strip: S::strips). The block copies the tile's input
+/// rows, with the halo, into shared memory: inside the row by cp.async, 16 bytes per copy and all in
+/// flight at once; past the row ends and in constant border rows element by element
+/// (stageTileEdges). Then walk(flat, y0, y0, y1, window) walks the N elements from `flat` of the
+/// thread down the tile, window(k) giving slice row k's RowWindow from shared memory. A strip taller
+/// than S::rows goes in chunks of S::chunkRows output rows: each stages the slice rows it adds to the
+/// last one's, then walk(flat, y0, yc, yEnd, window) walks output rows yc .. yEnd - 1 of the walk
+/// from y0. A constant border value that T does not hold cannot be staged: the tiles that reach it
+/// run edge(flat, y0, y1) instead, element by element. (Staging the tile, rather than the ring
+/// walk's loads from global memory, keeps enough bytes in flight.)
 template <typename S, typename T, typename Out, typename Walk, typename Edge>
 __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, const TileSchedule& schedule, Walk&& walk,
                                                 Edge&& edge)
@@ -558,57 +579,72 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
             if (const int edgeFlat = x0 + threadIdx.x * N; edgeFlat < flatCols) edge(edgeFlat, y0, y1);
             continue;
         }
-        __syncthreads();  // the previous tile's reads are done
-        const int rows = last - y0 + 1;
-        // Chunks cLo .. cHi - 1 of every image row lie inside the row: 16-byte copies, all in flight.
-        const int cLo = min(max(0, (S::margin - x0 + S::chunk - 1) / S::chunk), S::copiesPerRow);
-        const int cHi = max(cLo, min(S::copiesPerRow, (flatCols - x0 + S::margin) / S::chunk));
-        // Copy i = threadIdx.x + n * kRingThreads is chunk c of row r, i = r * copiesPerRow + c: both
-        // and the addresses advance by constants (with a division and a row address per copy, this
-        // loop took 13% of the integer kernel's instructions; now 10%). A tile inside the image
-        // copies every chunk without asking (`checked` false): a block waits on its copies before it
-        // sums, and the checks made them issue later (docs/performance.md, "Twenty-ninth step").
-        const auto copyTile = [&](auto checked) {
-            int r = firstCopyRow, c = firstCopyChunk;
-            const T* source = a.inRow(y0 + r) + x0 - S::margin + S::chunk * c;
-            for (uint32_t* target = tile + 4 * threadIdx.x; r < rows; target += 4 * kRingThreads) {
-                if (!decltype(checked)::value || (c >= cLo && c < cHi && (imageRows || !a.borderRow(y0 + r))))
-                    __pipeline_memcpy_async(target, source, 16);
-                constexpr int rowStep = kRingThreads / S::copiesPerRow, chunkStep = kRingThreads % S::copiesPerRow;
-                r += rowStep, c += chunkStep;
-                source += ptrdiff_t(rowStep) * a.inPitch + S::chunk * chunkStep;
-                if (c >= S::copiesPerRow) r += 1, c -= S::copiesPerRow, source += a.inPitch - S::span;
-            }
-        };
-        if (interiorColumns && imageRows) {
-            copyTile(std::false_type{});
-        } else {
-            copyTile(std::true_type{});
-            stageTileEdges<S>(a, reinterpret_cast<T*>(tile), y0, rows, x0 - S::margin, cLo, cHi);
-        }
-        __pipeline_commit();
-        __pipeline_wait_prior(0);
-        __syncthreads();
-        if (flat >= flatCols) continue;
-        using QuadType = typename Quad<T>::type;
-        const auto window = [&](int k) {
-            if constexpr (S::elementLoads) {
-                ElementWindow<K, N> w;
-                const T* first = reinterpret_cast<const T*>(tile + (k - y0) * S::words) + S::margin - Window::halo +
-                                 S::threadElement(threadIdx.x);
-#pragma unroll
-                for (int j = 0; j < w.elements; ++j) w.e[j] = first[j * CN];
-                return w;
+        // Stages slice rows first .. lastRow to the tile's rows 0 ..; window(k) then reads slice row k.
+        const auto stage = [&](int first, int lastRow, bool rowsInImage) {
+            __syncthreads();  // the previous reads are done
+            const int rows = lastRow - first + 1;
+            // Chunks cLo .. cHi - 1 of every image row lie inside the row: 16-byte copies, all in flight.
+            const int cLo = min(max(0, (S::margin - x0 + S::chunk - 1) / S::chunk), S::copiesPerRow);
+            const int cHi = max(cLo, min(S::copiesPerRow, (flatCols - x0 + S::margin) / S::chunk));
+            // Copy i = threadIdx.x + n * kRingThreads is chunk c of row r, i = r * copiesPerRow + c: both
+            // and the addresses advance by constants (with a division and a row address per copy, this
+            // loop took 13% of the integer kernel's instructions; now 10%). A tile inside the image
+            // copies every chunk without asking (`checked` false): a block waits on its copies before it
+            // sums, and the checks made them issue later (docs/performance.md, "Twenty-ninth step").
+            const auto copyTile = [&](auto checked) {
+                int r = firstCopyRow, c = firstCopyChunk;
+                const T* source = a.inRow(first + r) + x0 - S::margin + S::chunk * c;
+                for (uint32_t* target = tile + 4 * threadIdx.x; r < rows; target += 4 * kRingThreads) {
+                    if (!decltype(checked)::value || (c >= cLo && c < cHi && (rowsInImage || !a.borderRow(first + r))))
+                        __pipeline_memcpy_async(target, source, 16);
+                    constexpr int rowStep = kRingThreads / S::copiesPerRow, chunkStep = kRingThreads % S::copiesPerRow;
+                    r += rowStep, c += chunkStep;
+                    source += ptrdiff_t(rowStep) * a.inPitch + S::chunk * chunkStep;
+                    if (c >= S::copiesPerRow) r += 1, c -= S::copiesPerRow, source += a.inPitch - S::span;
+                }
+            };
+            if (interiorColumns && rowsInImage) {
+                copyTile(std::false_type{});
             } else {
-                Window w;
-                const QuadType* span = reinterpret_cast<const QuadType*>(tile + (k - y0) * S::words) +
-                                       (S::margin - Window::head + N * threadIdx.x) / 4;
-#pragma unroll
-                for (int q = 0; q < Window::quads; ++q) w.quad[q] = span[q];
-                return w;
+                copyTile(std::true_type{});
+                stageTileEdges<S>(a, reinterpret_cast<T*>(tile), first, rows, x0 - S::margin, cLo, cHi);
             }
+            __pipeline_commit();
+            __pipeline_wait_prior(0);
+            __syncthreads();
         };
-        walk(flat, y0, y1, window);
+        using QuadType = typename Quad<T>::type;
+        const auto windowFrom = [&](int firstRow) {
+            return [&, firstRow](int k) {
+                if constexpr (S::elementLoads) {
+                    ElementWindow<K, N> w;
+                    const T* first = reinterpret_cast<const T*>(tile + (k - firstRow) * S::words) + S::margin -
+                                     Window::halo + S::threadElement(threadIdx.x);
+#pragma unroll
+                    for (int j = 0; j < w.elements; ++j) w.e[j] = first[j * CN];
+                    return w;
+                } else {
+                    Window w;
+                    const QuadType* span = reinterpret_cast<const QuadType*>(tile + (k - firstRow) * S::words) +
+                                           (S::margin - Window::head + N * threadIdx.x) / 4;
+#pragma unroll
+                    for (int q = 0; q < Window::quads; ++q) w.quad[q] = span[q];
+                    return w;
+                }
+            };
+        };
+        if constexpr (S::strips) {
+            for (int yc = y0; yc < y1;) {
+                const int yEnd = yc == y0 && tileRows <= S::rows ? y1 : min(yc + S::chunkRows, y1);
+                const int first = yc == y0 ? y0 : yc + K - 1, lastRow = yEnd + K - 2;
+                stage(first, lastRow, a.imageRow(first) && a.imageRow(lastRow));
+                if (flat < flatCols) walk(flat, y0, yc, yEnd, windowFrom(first));
+                yc = yEnd;
+            }
+        } else {
+            stage(y0, last, imageRows);
+            if (flat < flatCols) walk(flat, y0, y0, y1, windowFrom(y0));
+        }
     }
 }
 
@@ -633,11 +669,11 @@ __global__ void __launch_bounds__(kRingThreads, integerTilesBlocks<UnitColumn>()
     constexpr int N = S::N;
     walkStagedTiles<S>(
         a, schedule,
-        [&](int flat, int y0, int y1, const auto& window) {
+        [&](int flat, int y0, int, int y1, const auto& window) {
             const int remaining = a.cols * CN - flat;
             if constexpr (UnitColumn) {
                 uint32_t ring[K][N / 2] = {}, sum[N / 2] = {};
-                walkRing(y0, y1, ring,
+                walkRing(y0, y0, y1, ring,
                          [&](int k, uint32_t(&slot)[N / 2]) {
 #pragma unroll
                              for (int p = 0; p < N / 2; ++p) sum[p] -= slot[p];
@@ -648,7 +684,7 @@ __global__ void __launch_bounds__(kRingThreads, integerTilesBlocks<UnitColumn>()
                          [&](int y, int) { storeLaneSums<Scaled, N>(a.outRow(y) + flat, remaining, sum, scale); });
             } else {
                 uint32_t ring[K][N / 2];
-                walkRing(y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums<dotRowPass<CN, UnitColumn>()>(window(k), out); },
+                walkRing(y0, y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums<dotRowPass<CN, UnitColumn>()>(window(k), out); },
                          [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, remaining, ring, first, scale); });
             }
         },
@@ -668,17 +704,18 @@ template <typename In, int K, bool ElementLoads> constexpr int stagedRingBlocks(
 /// f32 sums (rowSums, storeRingRow), so the same bits as that ring. On u16 9x9 with 4 channels and u16
 /// output (stagedRingElementLoads) each thread owns one channel of 4 pixels and loads its window
 /// element by element, widening none of it; the threads of a pixel group exchange their results to
-/// store whole pixels (PixelExchange), except in warps that pass the row end.
+/// store whole pixels (PixelExchange), except in warps that pass the row end. Where the tiles' halo
+/// rows are many (stagedRingStrips) a block walks a strip, its ring carried from chunk to chunk.
 template <typename In, typename Out, int CN, int K>
 __global__ void __launch_bounds__(kRingThreads, stagedRingBlocks<In, K, stagedRingElementLoads<In, Out, CN, K>()>())
     conv2dStagedRing(StripArgs<In, Out> a, TileSchedule schedule)
 {
     using S = StagedRingTile<In, Out, CN, K>;
     constexpr int N = S::N;
+    float ring[K][N];  // carried from chunk to chunk of a strip
     walkStagedTiles<S>(
         a, schedule,
-        [&](int flat, int y0, int y1, const auto& window) {
-            float ring[K][N];
+        [&](int flat, int y0, int yc, int y1, const auto& window) {
             const int flatCols = a.cols * CN;
             if constexpr (S::elementLoads) {
                 static_assert(std::is_same_v<Out, uint16_t> && CN == 4 && N == 4, "PixelExchange's shape");
@@ -686,14 +723,14 @@ __global__ void __launch_bounds__(kRingThreads, stagedRingBlocks<In, K, stagedRi
                 const int pixelFlat = flat + 3 * int(threadIdx.x % 4);  // the pixel this thread stores
                 const int tileFirst = flat - S::threadElement(threadIdx.x);
                 const bool warpWhole = tileFirst + S::threadElement(threadIdx.x | 31) + (N - 1) * CN < flatCols;
-                walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); }, [&](int y, int first) {
+                walkRing(y0, yc, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); }, [&](int y, int first) {
                     float sum[N];
                     ringColumnSums(ring, first, sum);
                     if (warpWhole) exchange.store(reinterpret_cast<uint2*>(a.outRow(y) + pixelFlat), sum);
                     else storeSums<N, CN>(a.outRow(y) + flat, flat, flatCols, sum);
                 });
             } else {
-                walkRing(y0, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
+                walkRing(y0, yc, y1, ring, [&](int k, float(&out)[N]) { rowSums(window(k), out); },
                          [&](int y, int first) { storeRingRow<K, N>(a.outRow(y) + flat, flat, flatCols, ring, first); });
             }
         },

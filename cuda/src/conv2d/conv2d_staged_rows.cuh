@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kRingThreads, sizeof(In) == 1 ? 5 : 4)
     constexpr int N = S::N;
     walkStagedTiles<S>(
         a, schedule,
-        [&](int flat, int y0, int y1, const auto& window) {
+        [&](int flat, int y0, int, int y1, const auto& window) {
             // Output row y's sums are sums[(y - y0) % K]; the loops are unrolled by K so that every
             // slot is a constant.
             float sums[K][N];
