@@ -478,7 +478,7 @@ template <typename In, typename Out, int CN, int K> constexpr bool stagedRingEle
 }
 /// Whether the staged ring walks strips (StagedTile::strips): where its tiles' K - 1 halo rows are a
 /// third of their rows or more. In strips, u8 9x9 and u16 15x15 on one channel took 0.91x and 0.85x
-/// the time of tiles; u16 5x5, 7x7 and 9x9, whose tiles have fewer halo rows, 1.05-1.17x
+/// the time of tiles; u8 5x5 and u16 5x5, 7x7 and 9x9, whose tiles have fewer halo rows, 1.04-1.16x
 /// (docs/performance.md, "Thirty-seventh step").
 template <typename In, int K> constexpr bool stagedRingStrips()
 {
