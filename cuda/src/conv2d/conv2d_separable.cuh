@@ -476,10 +476,10 @@ template <typename In, typename Out, int CN, int K> constexpr bool stagedRingEle
 {
     return std::is_same_v<In, uint16_t> && std::is_same_v<Out, uint16_t> && CN == 4 && K == 9;
 }
-/// Whether the staged ring walks strips (StagedTile::strips): where its tiles' K - 1 halo rows are a
-/// third of their rows or more. In strips, u8 9x9 and u16 15x15 on one channel took 0.91x and 0.85x
-/// the time of tiles; u8 5x5 and u16 5x5, 7x7 and 9x9, whose tiles have fewer halo rows, 1.04-1.16x
-/// (docs/performance.md, "Thirty-seventh step").
+/// Whether the staged ring walks strips (StagedTile::strips): the shapes measured faster so, whose tiles
+/// at 8192² spend a third of their rows or more on halo rows (u8 9x9: 8 of 24; u16 15x15: 14 of 32):
+/// 0.91x and 0.85x the time of tiles on one channel. u8 5x5 and u16 5x5, 7x7 and 9x9, with fewer halo
+/// rows, took 1.04-1.16x in strips (docs/performance.md, "Thirty-seventh step").
 template <typename In, int K> constexpr bool stagedRingStrips()
 {
     return sizeof(In) == 1 ? K >= 9 : K >= 15;
