@@ -27,7 +27,7 @@ constexpr unsigned kMaxGridY = 65535;
 /// shared: every thread computes kPixelsPerThread adjacent pixels, a block 128 columns.
 constexpr int kPixelsPerThread = 4, kTileCols = kBlockX * kPixelsPerThread;
 /// separable (compiled sizes): threads per block.
-constexpr int kRingThreads = 128;
+constexpr int kRingThreads = 128, kRingWarps = kRingThreads / 32;
 
 constexpr int roundUp4(int n) { return (n + 3) / 4 * 4; }
 

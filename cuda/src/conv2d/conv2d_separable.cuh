@@ -568,7 +568,6 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
     const float maxValue = float(sizeof(T) == 1 ? 255 : 65535);
     const bool stagedBorder = std::is_same_v<T, float> || a.border != BorderMode::Constant ||
                               isImageValue(a.borderValue, maxValue);
-    const int firstCopyRow = threadIdx.x / S::copiesPerRow, firstCopyChunk = threadIdx.x % S::copiesPerRow;
     for (int t = blockIdx.y; t < schedule.tiles; t += gridDim.y) {
         int y0, tileRows;
         schedule.rowsOf(t, y0, tileRows);
@@ -586,21 +585,26 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
             // Chunks cLo .. cHi - 1 of every image row lie inside the row: 16-byte copies, all in flight.
             const int cLo = min(max(0, (S::margin - x0 + S::chunk - 1) / S::chunk), S::copiesPerRow);
             const int cHi = max(cLo, min(S::copiesPerRow, (flatCols - x0 + S::margin) / S::chunk));
-            // Copy i = threadIdx.x + n * kRingThreads is chunk c of row r, i = r * copiesPerRow + c: both
-            // and the addresses advance by constants (with a division and a row address per copy, this
-            // loop took 13% of the integer kernel's instructions; now 10%). A tile inside the image
-            // copies every chunk without asking (`checked` false): a block waits on its copies before it
-            // sums, and the checks made them issue later (docs/performance.md, "Twenty-ninth step").
+            // Each warp copies whole rows (warp w rows w, w + kRingWarps, ...) and each lane chunks lane,
+            // lane + 32, ... of them: one row address a warp a row, the chunks at constant offsets from
+            // it (the staged ring took 0.94-1.01x the time of copies spread over the block by index,
+            // docs/performance.md, "Thirty-ninth step"). A tile inside the image copies every chunk
+            // without asking (`checked` false): a block waits on its copies before it sums, and the
+            // checks made them issue later ("Twenty-ninth step").
             const auto copyTile = [&](auto checked) {
-                int r = firstCopyRow, c = firstCopyChunk;
-                const T* source = a.inRow(first + r) + x0 - S::margin + S::chunk * c;
-                for (uint32_t* target = tile + 4 * threadIdx.x; r < rows; target += 4 * kRingThreads) {
-                    if (!decltype(checked)::value || (c >= cLo && c < cHi && (rowsInImage || !a.borderRow(first + r))))
-                        __pipeline_memcpy_async(target, source, 16);
-                    constexpr int rowStep = kRingThreads / S::copiesPerRow, chunkStep = kRingThreads % S::copiesPerRow;
-                    r += rowStep, c += chunkStep;
-                    source += ptrdiff_t(rowStep) * a.inPitch + S::chunk * chunkStep;
-                    if (c >= S::copiesPerRow) r += 1, c -= S::copiesPerRow, source += a.inPitch - S::span;
+                const int lane = threadIdx.x % 32;
+                int r = threadIdx.x / 32;
+                const T* source = a.inRow(first + r) + x0 - S::margin + S::chunk * lane;
+                for (uint32_t* target = tile + r * S::words + 4 * lane; r < rows; r += kRingWarps) {
+#pragma unroll
+                    for (int i = 0; i < (S::copiesPerRow + 31) / 32; ++i) {
+                        const int c = lane + 32 * i;
+                        if ((S::copiesPerRow % 32 == 0 || c < S::copiesPerRow) &&
+                            (!decltype(checked)::value || (c >= cLo && c < cHi && (rowsInImage || !a.borderRow(first + r)))))
+                            __pipeline_memcpy_async(target + 4 * 32 * i, source + S::chunk * 32 * i, 16);
+                    }
+                    source += ptrdiff_t(kRingWarps) * a.inPitch;
+                    target += kRingWarps * S::words;
                 }
             };
             if (interiorColumns && rowsInImage) {
