@@ -587,10 +587,10 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
             const int cHi = max(cLo, min(S::copiesPerRow, (flatCols - x0 + S::margin) / S::chunk));
             // Each warp copies whole rows (warp w rows w, w + kRingWarps, ...) and each lane chunks lane,
             // lane + 32, ... of them: one row address a warp a row, the chunks at constant offsets from
-            // it (the staged ring took 0.94-1.01x the time of copies spread over the block by index,
-            // docs/performance.md, "Thirty-ninth step"). A tile inside the image copies every chunk
-            // without asking (`checked` false): a block waits on its copies before it sums, and the
-            // checks made them issue later ("Twenty-ninth step").
+            // it, fewer instructions a copy than copies spread over the block by index (docs/performance.md,
+            // "Thirty-ninth step"). A tile inside the image copies every chunk without asking (`checked`
+            // false): a block waits on its copies before it sums, and the checks made them issue later
+            // ("Twenty-ninth step").
             const auto copyTile = [&](auto checked) {
                 const int lane = threadIdx.x % 32;
                 int r = threadIdx.x / 32;
