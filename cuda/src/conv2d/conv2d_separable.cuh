@@ -198,8 +198,17 @@ __device__ __noinline__ RowValues<N> rowPassBorder(StripArgs<In, Out> a, int k, 
     return out;
 }
 
-/// A thread's N output sums to its elements from `flat` of the row at `out`, Stride apart: adjacent
-/// ones in quads where all N lie inside the row, else element by element up to the row end.
+/// Whether a thread's N adjacent elements of Out, from a multiple of N inside a row, lie inside the
+/// row's pitch (rowPitch) even where they pass the row end: the thread may store them whole, the
+/// elements past the end into the row's padding, which is never copied back.
+template <int N, typename Out> constexpr bool storesWithinPitch()
+{
+    return kRowAlignment % (N * sizeof(Out)) == 0;
+}
+
+/// A thread's N output sums to its elements from `flat` (< flatCols) of the row at `out`, Stride
+/// apart: adjacent ones in quads, whole (storesWithinPitch: a check of the row end on every row cost
+/// a compare and two branches a row), else element by element up to the row end.
 template <int N, int Stride = 1, typename Out>
 __device__ void storeSums(Out* out, int flat, int flatCols, const float (&sum)[N])
 {
@@ -208,14 +217,11 @@ __device__ void storeSums(Out* out, int flat, int flatCols, const float (&sum)[N
 #pragma unroll
         for (int n = 0; n < N; ++n)
             if (whole || flat + n * Stride < flatCols) out[n * Stride] = saturateRound<Out>(sum[n]);
-    } else if (flat + N <= flatCols) {
+    } else {
+        static_assert(storesWithinPitch<N, Out>(), "a thread's quads lie inside the pitch");
 #pragma unroll
         for (int g = 0; g < N / 4; ++g)
             store4(out + 4 * g, make_float4(sum[4 * g], sum[4 * g + 1], sum[4 * g + 2], sum[4 * g + 3]));
-    } else {
-#pragma unroll
-        for (int n = 0; n < N; ++n)
-            if (flat + n < flatCols) out[n] = saturateRound<Out>(sum[n]);
     }
 }
 
@@ -279,16 +285,15 @@ struct PixelExchange {
     }
 };
 
-/// An integer output row's exact sums, in 16-bit lanes (sum[p]: elements 2p and 2p + 1), to the
-/// `remaining` elements of the row from `out`, in whole words: a word that passes the row end writes
-/// into the row's padding (rows are pitched, rowPitch), which is never copied back (byte stores for a
-/// row's last word would cost a branch on every row of every thread). Dyadic taps (Scaled false): the
+/// An integer output row's exact sums, in 16-bit lanes (sum[p]: elements 2p and 2p + 1), to a
+/// thread's N elements of the row at `out`, whole (storesWithinPitch). Dyadic taps (Scaled false): the
 /// sums are 2^8 times the result (kIntegerFractionBits), rounded to nearest, ties to even, like
 /// saturateRound, in the lanes (integerTaps keeps them within 0..255). Scaled: each sum times
 /// `scale`, rounded once by saturateRound.
 template <bool Scaled, int N>
-__device__ void storeLaneSums(uint8_t* out, int remaining, const uint32_t (&sum)[N / 2], float scale)
+__device__ void storeLaneSums(uint8_t* out, const uint32_t (&sum)[N / 2], float scale)
 {
+    static_assert(storesWithinPitch<N, uint8_t>(), "a thread's words lie inside the pitch");
     if constexpr (Scaled) {
         // (2^23 + lane) * scale - 2^23 * scale in one fma: the lane's sum times scale, rounded once
         const float offset = -8388608.0f * scale;
@@ -297,29 +302,27 @@ __device__ void storeLaneSums(uint8_t* out, int remaining, const uint32_t (&sum)
         };
 #pragma unroll
         for (int g = 0; g < N / 4; ++g)
-            if (4 * g < remaining)
-                store4(out + 4 * g, make_float4(lane(sum[2 * g], 0x7410), lane(sum[2 * g], 0x7432),
-                                                lane(sum[2 * g + 1], 0x7410), lane(sum[2 * g + 1], 0x7432)));
+            store4(out + 4 * g, make_float4(lane(sum[2 * g], 0x7410), lane(sum[2 * g], 0x7432), lane(sum[2 * g + 1], 0x7410),
+                                            lane(sum[2 * g + 1], 0x7432)));
     } else {
         const auto roundLanes = [](uint32_t v) { return v + 0x007F007Fu + (v >> 8 & 0x00010001u); };
         // bytes 1 and 3 of each rounded word are the results
         const auto results = [&](int g) { return __byte_perm(roundLanes(sum[2 * g]), roundLanes(sum[2 * g + 1]), 0x7531); };
 #pragma unroll
-        for (int g = 0; g < N / 4; ++g)
-            if (4 * g < remaining) reinterpret_cast<uint32_t*>(out)[g] = results(g);
+        for (int g = 0; g < N / 4; ++g) reinterpret_cast<uint32_t*>(out)[g] = results(g);
     }
 }
 
 /// The integer ring's output row, ring slots `first` .. in slice row order, through storeLaneSums.
 template <bool Scaled, int K, int N>
-__device__ void storeRingRow(uint8_t* out, int remaining, const uint32_t (&ring)[K][N / 2], int first, float scale)
+__device__ void storeRingRow(uint8_t* out, const uint32_t (&ring)[K][N / 2], int first, float scale)
 {
     uint32_t sum[N / 2] = {};
 #pragma unroll
     for (int i = 0; i < K; ++i)
 #pragma unroll
         for (int p = 0; p < N / 2; ++p) sum[p] += cColumnTapsInteger[i] * ring[(first + i) % K][p];
-    storeLaneSums<Scaled, N>(out, remaining, sum, scale);
+    storeLaneSums<Scaled, N>(out, sum, scale);
 }
 
 /// One row pass of slice row k for a thread whose window leaves its row, element by element.
@@ -362,8 +365,9 @@ __device__ __noinline__ void ringEdgeStrip(StripArgs<In, Out> a, int flat, int y
 /// walk from y0: rowInto(k, slot) leaves slice row k's row pass in ring[(k - y0) % K], then
 /// storeRow(y, first) sums output row y from the slots of slice rows y .. y + K - 1, the first of
 /// them ring[first]. Unrolled by K so that every slot index is a constant (the ring stays in
-/// registers). A walk that goes on from an earlier one (yc > y0, yc - y0 a multiple of K) finds
-/// slice rows yc .. yc + K - 2 in the ring.
+/// registers): whole rounds of K rows with no check of the walk's end, which cost a compare and a
+/// branch a row, then the last rows one check each. A walk that goes on from an earlier one (yc >
+/// y0, yc - y0 a multiple of K) finds slice rows yc .. yc + K - 2 in the ring.
 template <int K, typename Slot, typename RowInto, typename StoreRow>
 __device__ __forceinline__ void walkRing(int y0, int yc, int y1, Slot (&ring)[K], RowInto&& rowInto, StoreRow&& storeRow)
 {
@@ -371,13 +375,19 @@ __device__ __forceinline__ void walkRing(int y0, int yc, int y1, Slot (&ring)[K]
 #pragma unroll
         for (int s = 0; s < K - 1; ++s) rowInto(y0 + s, ring[s]);
     }
-    for (int y = yc; y < y1; y += K) {
+    const auto row = [&](int y, int s) {
+        rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
+        storeRow(y + s, s);
+    };
+    int y = yc;
+    for (; y + K <= y1; y += K) {
 #pragma unroll
-        for (int s = 0; s < K; ++s) {
-            if (y + s >= y1) break;
-            rowInto(y + s + K - 1, ring[(s + K - 1) % K]);
-            storeRow(y + s, s);
-        }
+        for (int s = 0; s < K; ++s) row(y, s);
+    }
+#pragma unroll
+    for (int s = 0; s < K - 1; ++s) {
+        if (y + s >= y1) break;
+        row(y, s);
     }
 }
 
@@ -674,7 +684,6 @@ __global__ void __launch_bounds__(kRingThreads, integerTilesBlocks<UnitColumn>()
     walkStagedTiles<S>(
         a, schedule,
         [&](int flat, int y0, int, int y1, const auto& window) {
-            const int remaining = a.cols * CN - flat;
             if constexpr (UnitColumn) {
                 uint32_t ring[K][N / 2] = {}, sum[N / 2] = {};
                 walkRing(y0, y0, y1, ring,
@@ -685,11 +694,11 @@ __global__ void __launch_bounds__(kRingThreads, integerTilesBlocks<UnitColumn>()
 #pragma unroll
                              for (int p = 0; p < N / 2; ++p) sum[p] += slot[p];
                          },
-                         [&](int y, int) { storeLaneSums<Scaled, N>(a.outRow(y) + flat, remaining, sum, scale); });
+                         [&](int y, int) { storeLaneSums<Scaled, N>(a.outRow(y) + flat, sum, scale); });
             } else {
                 uint32_t ring[K][N / 2];
                 walkRing(y0, y0, y1, ring, [&](int k, uint32_t(&out)[N / 2]) { rowSums<dotRowPass<CN, UnitColumn>()>(window(k), out); },
-                         [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, remaining, ring, first, scale); });
+                         [&](int y, int first) { storeRingRow<Scaled, K, N>(a.outRow(y) + flat, ring, first, scale); });
             }
         },
         [&](int flat, int y0, int y1) { ringEdgeStrip<uint8_t, uint8_t, CN, K, N>(a, flat, y0, y1); });
