@@ -207,8 +207,8 @@ template <int N, typename Out> constexpr bool storesWithinPitch()
 }
 
 /// A thread's N output sums to its elements from `flat` (< flatCols) of the row at `out`, Stride
-/// apart: adjacent ones in quads, whole (storesWithinPitch: a check of the row end on every row cost
-/// a compare and two branches a row), else element by element up to the row end.
+/// apart. Adjacent ones (Stride 1) go in quads, all of them (storesWithinPitch), with no check of the
+/// row end on every row; elements Stride apart go one by one up to the row end.
 template <int N, int Stride = 1, typename Out>
 __device__ void storeSums(Out* out, int flat, int flatCols, const float (&sum)[N])
 {
