@@ -153,11 +153,11 @@ private slots:
                 for (int k : {3, 5, 7, 9, 15}) {
                     std::string expected;
                     // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring, but
-                    // separable-tiles at 15x15 on several channels; on f32 staged-rows up to 5x5, then
+                    // separable-tiles at 15x15 on several channels; on f32 the staged ring up to 5x5, then
                     // separable-tiles.
                     if (depth == CV_8U) expected = "integer";
                     else if (depth == CV_16U) expected = k == 15 && channels > 1 ? "separable-tiles" : "separable";
-                    else expected = k <= 5 ? "staged-rows" : "separable-tiles";
+                    else expected = k <= 5 ? "separable" : "separable-tiles";
                     const std::string label = kl::depthName(depth) + " x" + std::to_string(channels) + " box " +
                                               std::to_string(k);
                     QVERIFY2(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, k), hopper) == expected,
@@ -198,6 +198,10 @@ private slots:
         QCOMPARE(kl::gpu::resolvedVariant("auto", u8, huge, hopper), std::string("staged-rows"));
         huge.kernel = taps * 0x1p99 * taps.t();
         QCOMPARE(kl::gpu::resolvedVariant("auto", u8, huge, hopper), std::string("separable"));
+        // f32's staged ring sums the elements as they are, with the taps unscaled: no such limit.
+        huge.kernel = taps * 0x1p100 * taps.t();
+        QCOMPARE(kl::gpu::resolvedVariant("auto", kltest::randomImage(37, 23, CV_32F, 3, 10), huge, hopper),
+                 std::string("separable"));
         // Gaussian 15x15 on u8: separable-mma from compute capability 8.0 (its tensor-core column pass);
         // before, the ring on one channel and separable-tiles on several. Not on u16.
         const kl::Conv2DSpec gaussian15 = spec(kl::Conv2DPreset::Gaussian, 15);

@@ -12,8 +12,8 @@
 // shared wherever they apply). Else, for rank-1 kernels of compiled sizes, separable-mma on u8 at
 // 15x15, the separable ring (on u8/u16 from staged tiles) or separable-tiles where each measured
 // faster (autoConv2d);
-// separable for other rank-1 sizes from 500 taps on; but staged-rows for f32 kernels up to 7x7 other
-// than rank-1 7x7 ones.
+// separable for other rank-1 sizes from 500 taps on; but on f32 separable (the staged ring) for rank-1
+// 3x3 and 5x5 kernels and staged-rows for the other kernels up to 7x7 but rank-1 7x7 ones.
 // Otherwise staged-rows for u8/u16 up to 7x7, tma where it applies up to 9x9, shared elsewhere.
 // (docs/performance.md, "The auto rule", "separable-tiles", "The staged ring" and "staged-rows", has the
 // measurements.)
@@ -96,10 +96,13 @@ const char* autoConv2d(const Conv2dProblem& p)
     if (conv2dVariants().whyNot("dp4a", p).empty()) return "dp4a";
     // Rank-1 u16 kernels go to the staged ring: as fast as dp2a on one channel, faster on several.
     if (conv2dVariants().whyNot("dp2a", p).empty() && !p.factors) return "dp2a";
-    // f32 kernels up to 7x7: staged-rows was faster than tma, the ring and shared on every such cell
-    // measured, but separable-tiles 1.2-1.3x faster on rank-1 7x7 kernels.
+    // f32 kernels up to 7x7: staged-rows was faster than tma, the global-memory ring and shared on
+    // every such cell measured; on rank-1 kernels the staged ring took 0.99-1.00x its time up to 5x5
+    // (kFloatStagedRingMaxSize), and separable-tiles was 1.2-1.3x faster than staged-rows at 7x7.
     const bool f32 = p.input.depth() == CV_32F;
     const int kRows = p.kRows, kCols = p.kCols;
+    const bool rankOneSmall = p.factors && kRows == kCols && kRows <= kFloatStagedRingMaxSize;
+    if (f32 && rankOneSmall && conv2dVariants().whyNot("separable", p).empty()) return "separable";
     const bool rankOneSeven = p.factors && kRows == 7 && kCols == 7;
     if (f32 && !rankOneSeven && conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
     if (p.factors && kRows >= 3 && kCols >= 3) {

@@ -4,10 +4,10 @@
 //   separable  square compiled sizes (conv2dSeparableRing): each thread owns 4 adjacent
 //              elements of an interleaved row and walks down a strip of rows, filtering every
 //              input row horizontally and keeping the last kRows results in registers for the
-//              vertical pass; no intermediate leaves the chip. f32 images read the rows straight
-//              from global memory; u8/u16 images from a tile of input rows each block stages in
-//              shared memory by cp.async (conv2dStagedRing: the same sums, with no thread waiting
-//              on its own loads; 8 elements a thread on u8 up to 9x9, so that each thread widens
+//              vertical pass; no intermediate leaves the chip. f32 images from 7x7 read the rows
+//              straight from global memory; u8/u16 images, and f32 up to 5x5, from a tile of input
+//              rows each block stages in shared memory by cp.async (conv2dStagedRing: the same sums,
+//              with no thread waiting on its own loads; 8 elements a thread on u8 up to 9x9, so that each thread widens
 //              fewer input elements per output; the row pass reads elements as subnormals,
 //              subnormalRingTaps; on u16 9x9 with 4 channels each thread owns one channel of 4
 //              pixels, loads it element by element and so widens none, and stores whole pixels
@@ -166,14 +166,18 @@ SeparableKernel subnormalRingTaps(SeparableKernel factors)
     return factors;
 }
 
-/// Whether separable runs an image of `inDepth` in the staged ring: u8/u16, square compiled sizes.
-bool takesStagedRing(int inDepth, int kRows, int kCols) { return inDepth != CV_32F && isCompiledSize(kRows, kCols); }
+/// Whether separable runs an image of `inDepth` in the staged ring: square compiled sizes, on f32 up to
+/// kFloatStagedRingMaxSize.
+bool takesStagedRing(int inDepth, int kRows, int kCols)
+{
+    return (inDepth != CV_32F || kRows <= kFloatStagedRingMaxSize) && isCompiledSize(kRows, kCols);
+}
 
 std::string whyNotSeparable(const Conv2dProblem& p)
 {
     if (!p.factors) return "needs a rank-1 kernel; the " + p.kernelSize() + " kernel is not separable";
     const double largestProduct = largestMagnitude(p.factors->row) * largestMagnitude(p.factors->column);
-    if (takesStagedRing(p.input.depth(), p.kRows, p.kCols) && largestProduct >= kRingTapLimit)
+    if (p.input.depth() != CV_32F && takesStagedRing(p.input.depth(), p.kRows, p.kCols) && largestProduct >= kRingTapLimit)
         return "needs taps below 2^100 in magnitude on u8/u16 images (its row pass scales them by powers of two); "
                "this is " + describeImage(p.input) + ", a " + p.kernelSize() + " kernel";
     return {};
@@ -191,7 +195,7 @@ std::string whyNotInteger(const Conv2dProblem& p)
 }
 
 /// Calls f(S{}, kernel) with separable's staged ring kernel (tile S) for `run` where it takes one
-/// (u8/u16 images, square compiled sizes); returns whether it does.
+/// (takesStagedRing); returns whether it does.
 template <typename F> bool withStagedRingKernel(const Conv2dRun& run, F&& f)
 {
     if (!takesStagedRing(run.inDepth, run.kRows, run.kCols)) return false;
@@ -199,7 +203,8 @@ template <typename F> bool withStagedRingKernel(const Conv2dRun& run, F&& f)
         using In = decltype(in);
         constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
         using Out = decltype(out);
-        if constexpr (!std::is_same_v<In, float>) f(StagedRingTile<In, Out, CN, K>{}, conv2dStagedRing<In, Out, CN, K>);
+        if constexpr (!std::is_same_v<In, float> || K <= kFloatStagedRingMaxSize)
+            f(StagedRingTile<In, Out, CN, K>{}, conv2dStagedRing<In, Out, CN, K>);
     });
 }
 
@@ -218,7 +223,8 @@ void prepareSeparable(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&
             "conv2d.mid", run.sliceStart(run.chunks) * size_t(run.cols) * run.channels * sizeof(float)));
     const bool ring =
         withStagedRingKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
-    uploadTaps(ring ? subnormalRingTaps(*problem.factors) : *problem.factors, stream);
+    // f32 elements are summed as they are; u8/u16 ones as subnormals
+    uploadTaps(ring && run.inDepth != CV_32F ? subnormalRingTaps(*problem.factors) : *problem.factors, stream);
 }
 
 void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
@@ -232,8 +238,8 @@ void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
             using Out = typename A::OutType;
             constexpr int CN = decltype(cn)::value;
             const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
-                                  if constexpr (std::is_same_v<In, float>) {  // u8/u16 took the staged ring
-                                      constexpr int K = decltype(k)::value;
+                                  constexpr int K = decltype(k)::value;
+                                  if constexpr (std::is_same_v<In, float> && K > kFloatStagedRingMaxSize) {  // the rest took the staged ring
                                       conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
                                           <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
                                              kRingThreads, 0, stream>>>(a, kRingStrip);

@@ -713,7 +713,7 @@ template <typename In, int K, bool ElementLoads> constexpr int stagedRingBlocks(
     return sizeof(In) == 1 && K == 5 ? 5 : sizeof(In) == 2 && K == 9 ? (ElementLoads ? 5 : 6) : 4;
 }
 
-/// separable's ring for u8/u16 images: the staged tiles (walkStagedTiles) with conv2dSeparableRing's
+/// separable's ring for u8/u16 images and f32 up to 5x5 (takesStagedRing): the staged tiles (walkStagedTiles) with conv2dSeparableRing's
 /// f32 sums (rowSums, storeRingRow), so the same bits as that ring. On u16 9x9 with 4 channels and u16
 /// output (stagedRingElementLoads) each thread owns one channel of 4 pixels and loads its window
 /// element by element, widening none of it; the threads of a pixel group exchange their results to

@@ -44,6 +44,11 @@ std::vector<float> integerTapFactors(const cv::Mat& kernel);
 /// staged-rows runs square kernels up to this size (its K rows of sums are registers).
 constexpr int kStagedRowsMaxSize = 7;
 
+/// separable runs f32 images in the staged ring up to this size: on rank-1 3x3 and 5x5 kernels it took
+/// 0.99-1.00x staged-rows' time; from 7x7 separable-tiles is faster (docs/performance.md, "Forty-first
+/// step").
+constexpr int kFloatStagedRingMaxSize = 5;
+
 /// Whether k x k is one of kConv2dCompiledSizes (fully unrolled kernels).
 bool isCompiledSize(int kRows, int kCols);
 /// kConv2dCompiledSizes as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
