@@ -175,9 +175,7 @@ __device__ void rowSums(const RowWindow<uint8_t, CN, K, N>& w, uint32_t (&out)[N
     }
 }
 
-template <int N> struct RowValues {
-    float v[N];
-};
+template <int N> struct RowValues { float v[N]; };
 
 /// The row pass anywhere, element by element through borderIndex, with rowSums' scale: on u8/u16 the
 /// taps times 2^-149 (exact) where rowSums takes the elements so. Not inlined: the ring kernel
@@ -432,17 +430,15 @@ __global__ void __launch_bounds__(kRingThreads) conv2dSeparableRing(StripArgs<In
     }
 }
 
-/// Output rows per staged tile, at most. Taller tiles recompute fewer halo rows but keep more bytes
-/// of shared memory waiting for their copies; 32 was within 2% of the best on every case measured
-/// (integer).
+/// Output rows per staged tile, at most. Taller tiles recompute fewer halo rows but keep more shared
+/// memory waiting for their copies; 32 was within 2% of the best everywhere measured (integer).
 constexpr int kStagedTileRows = 32;
 
-/// The staged ring kernels' tile (conv2dStagedRing, conv2dIntegerTiles, conv2dStagedRows): kRingThreads
-/// * N interleaved elements of T by `rows` output rows, staged with a halo of `margin` elements
-/// (16-byte aligned) on each side, `span` elements a row. `rows` is kStagedTileRows, or fewer (by 8s)
-/// where that tile would pass the 48 KB of static shared memory (u16 15x15 on 3 or 4 channels: 24).
-/// Strips: a block's tile may be taller (a strip, stripSchedule), walked in chunks of `chunkRows`
-/// output rows that each stage only the slice rows they add (walkStagedTiles).
+/// The staged kernels' tile (conv2dStagedRing, conv2dIntegerTiles, conv2dStagedRows): kRingThreads * N
+/// interleaved elements of T by `rows` output rows, with a halo of `margin` elements each side, `span`
+/// a row; `rows` kStagedTileRows, or fewer (by 8s) within 48 KB of static shared memory (f32: 16, u16
+/// 15x15 on 3 or 4 channels: 24). Strips: a block's tile may be taller (a strip, stripSchedule), walked
+/// in chunks of `chunkRows` output rows that each stage only the slice rows they add (walkStagedTiles).
 template <typename T, int CN_, int K_, int N_, bool ElementLoads_ = false, bool Strips_ = false> struct StagedTile {
     static constexpr int CN = CN_, K = K_, N = N_, elements = kRingThreads * N;
     static constexpr bool strips = Strips_;
@@ -454,13 +450,20 @@ template <typename T, int CN_, int K_, int N_, bool ElementLoads_ = false, bool 
     /// Thread t's first element in the tile.
     __device__ static int threadElement(int t) { return elementLoads ? t / CN * (N * CN) + t % CN : t * N; }
     static constexpr int chunk = 16 / int(sizeof(T));  ///< elements per 16-byte copy
-    static constexpr int margin = (Window::head + chunk - 1) / chunk * chunk, span = elements + 2 * margin;
-    static constexpr int copiesPerRow = span / chunk, words = span * int(sizeof(T)) / 4;
-    static constexpr int fittingRows(int rows)
+    static constexpr int wordsFor(int margin) { return (elements + 2 * margin) * int(sizeof(T)) / 4; }
+    static constexpr int fittingRows(int rows, int margin)
     {
-        return rows <= 8 || (rows + K - 1) * words * 4 <= 48 * 1024 ? rows : fittingRows(rows - 8);
+        return rows <= 8 || (rows + K - 1) * wordsFor(margin) * 4 <= 48 * 1024 ? rows : fittingRows(rows - 8, margin);
     }
-    static constexpr int rows = fittingRows(kStagedTileRows), sharedWords = (rows + K - 1) * words;
+    static constexpr int headIn(int unit) { return (Window::head + unit - 1) / unit * unit; }
+    /// The halo staged each side: whole 32-byte sectors, so that each warp's copies start on one (from
+    /// halfway into a sector they touched twice the sectors: docs/performance.md, "Forty-first step"),
+    /// unless that costs the tile rows (u16 15x15 on one channel); then whole copies.
+    static constexpr int sectorMargin = headIn(32 / int(sizeof(T))), chunkMargin = headIn(chunk);
+    static constexpr int margin =
+        fittingRows(kStagedTileRows, sectorMargin) == fittingRows(kStagedTileRows, chunkMargin) ? sectorMargin : chunkMargin;
+    static constexpr int span = elements + 2 * margin, copiesPerRow = span / chunk, words = wordsFor(margin);
+    static constexpr int rows = fittingRows(kStagedTileRows, margin), sharedWords = (rows + K - 1) * words;
     /// A multiple of K, so that each chunk's ring walk starts at slot 0 (walkRing).
     static constexpr int chunkRows = rows / K * K;
     static_assert(!strips || chunkRows > 0, "a chunk holds K rows");
@@ -498,14 +501,13 @@ template <typename T, typename Out, int CN, int K>
 using StagedRingTile = StagedTile<T, CN, K, floatStagedElements<T, K, 9>(), stagedRingElementLoads<T, Out, CN, K>(),
                                   stagedRingStrips<T, K>()>;
 
-/// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span
-/// elements each, to `target` (row r at target + r * span). Constant border rows are filled with
-/// the border value; in the other rows the elements before chunk cLo and from chunk cHi on come
-/// through borderIndex. The elements are spread over the whole block so that their loads overlap
-/// (one thread per 16 bytes, each waiting on its loads in turn, made a row-end tile several times
-/// as slow as an inner one). Where the image ends inside the tile, only the elements its threads
-/// read are staged: the windows of the threads with outputs in the image end within 2 * margin
-/// elements past their last element. Not inlined: it runs on the edge tiles only.
+/// The staging outside the row: slice rows y0 .. y0 + rows - 1, elements from `first`, span each, to
+/// `target` (row r at target + r * span). Constant border rows get the border value; in the others
+/// the elements from margin - head (no window reads those before) to chunk cLo and from chunk cHi
+/// on come through borderIndex, spread over the block so that their loads overlap (a thread per 16
+/// bytes, each waiting on its loads, made a row-end tile several times as slow). Where the image
+/// ends inside the tile, only elements within 2 * margin past its last output are staged (the
+/// windows of the threads with outputs end there). Not inlined: edge tiles only.
 template <typename S, typename T, typename Out>
 __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int y0, int rows, int first, int cLo, int cHi)
 {
@@ -517,9 +519,11 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
         for (int i = threadIdx.x; i < rows * S::span; i += kRingThreads)
             if (a.borderRow(y0 + i / S::span)) target[i] = value;
     }
-    const int head = S::chunk * cLo, edgeElements = end - S::chunk * (cHi - cLo);
+    const int unread = cLo > 0 ? S::margin - S::Window::head : 0;
+    const int head = S::chunk * cLo - unread, edgeElements = end - S::chunk * (cHi - cLo) - unread;
     for (int i = threadIdx.x; i < rows * edgeElements; i += kRingThreads) {
-        const int r = i / edgeElements, e = i - r * edgeElements, offset = e < head ? e : e + S::chunk * (cHi - cLo);
+        const int r = i / edgeElements, e = i - r * edgeElements;
+        const int offset = unread + (e < head ? e : e + S::chunk * (cHi - cLo));
         if (!a.borderRow(y0 + r)) target[r * S::span + offset] = T(fetch<CN>(a, y0 + r, false, first + offset));
     }
 }
