@@ -649,10 +649,10 @@ private slots:
 
     // separable's ring on u8/u16, and on f32 up to 5x5, reads tiles staged in shared memory (24 rows
     // tall for u16 15x15 on 3 and 4 channels, 16 on f32, 32 elsewhere; f32 from 7x7 reads global
-    // memory), at every compiled size: every border, the constant one at a value
-    // the depth holds (staged with the tile) and at one it does not (the edge strips), 1, 3 and 4
-    // channels, sizes from 1x1 to several tiles wide with rows that end inside a tile, all-maximum
-    // images, 1 and 3 streams, against the reference.
+    // memory), at every compiled size: every border, the constant one at a value the depth holds
+    // (staged with the tile) and at one it does not (the edge strips), 1, 3 and 4 channels, sizes from
+    // 1x1 to several tiles wide with rows that end inside a tile, all-maximum images, 1 and 3 streams,
+    // against the reference.
     void stagedRingAtEveryBorder()
     {
         uint64_t seed = 16000;
@@ -681,7 +681,8 @@ private slots:
     // The staged kernels' tile schedule (stagedSchedule) on images tall enough for all of it on an
     // H100 or H200 (132 SMs): the head's cycles of heights (8 .. 32 rows, or 8 .. 24 for u16 15x15 on
     // 3 channels, 8 .. 16 for f32), the tall tiles and the tail of 8-row tiles, through integer,
-    // separable and staged-rows, against the reference; 1 and 3 streams (strips that start inside the schedule).
+    // separable and staged-rows, against the reference; 1 and 3 streams (strips that start inside the
+    // schedule).
     void stagedScheduleCoversEveryRow()
     {
         kl::Conv2DPresetParams gaussian;
@@ -1043,7 +1044,8 @@ private slots:
         QVERIFY(whyNot(u8, past).find("needs taps below 2^100 in magnitude on u8/u16 images") == 0);
         KL_VERIFY_THROWS(kl::InvalidArgument, "needs taps below 2^100", run(u8, past, "separable"));
         QCOMPARE(whyNot(f32, past), std::string());  // f32's taps are not scaled
-        const std::string f32Failure = compareWithReference(run(f32, past, "separable"), kl::conv2dReference(f32, past), f32, past);
+        const std::string f32Failure =
+            compareWithReference(run(f32, past, "separable"), kl::conv2dReference(f32, past), f32, past);
         QVERIFY2(f32Failure.empty(), kltest::msg(describe(f32, past, "separable") + ": " + f32Failure));
         QCOMPARE(whyNot(u8, makeSpec(ones(5, 3, 0x1p100), BorderMode::Reflect101, CV_8U)), std::string());
         for (int depth : {CV_8U, CV_16U}) {

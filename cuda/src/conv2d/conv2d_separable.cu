@@ -7,8 +7,8 @@
 //              vertical pass; no intermediate leaves the chip. f32 images from 7x7 read the rows
 //              straight from global memory; u8/u16 images, and f32 up to 5x5, from a tile of input
 //              rows each block stages in shared memory by cp.async (conv2dStagedRing: the same sums,
-//              with no thread waiting on its own loads; 8 elements a thread on u8 up to 9x9, so that each thread widens
-//              fewer input elements per output; the row pass reads elements as subnormals,
+//              with no thread waiting on its own loads; 8 elements a thread on u8 up to 9x9, so
+//              that each thread widens fewer input elements per output; the row pass reads elements as subnormals,
 //              subnormalRingTaps; on u16 9x9 with 4 channels each thread owns one channel of 4
 //              pixels, loads it element by element and so widens none, and stores whole pixels
 //              after an exchange of results, PixelExchange). Other sizes: a row pass into an f32
@@ -177,7 +177,7 @@ std::string whyNotSeparable(const Conv2dProblem& p)
 {
     if (!p.factors) return "needs a rank-1 kernel; the " + p.kernelSize() + " kernel is not separable";
     const double largestProduct = largestMagnitude(p.factors->row) * largestMagnitude(p.factors->column);
-    if (p.input.depth() != CV_32F && takesStagedRing(p.input.depth(), p.kRows, p.kCols) && largestProduct >= kRingTapLimit)
+    if (p.input.depth() != CV_32F && isCompiledSize(p.kRows, p.kCols) && largestProduct >= kRingTapLimit)
         return "needs taps below 2^100 in magnitude on u8/u16 images (its row pass scales them by powers of two); "
                "this is " + describeImage(p.input) + ", a " + p.kernelSize() + " kernel";
     return {};
@@ -239,7 +239,8 @@ void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
             constexpr int CN = decltype(cn)::value;
             const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
                                   constexpr int K = decltype(k)::value;
-                                  if constexpr (std::is_same_v<In, float> && K > kFloatStagedRingMaxSize) {  // the rest took the staged ring
+                                  // the other shapes took the staged ring
+                                  if constexpr (std::is_same_v<In, float> && K > kFloatStagedRingMaxSize) {
                                       conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
                                           <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
                                              kRingThreads, 0, stream>>>(a, kRingStrip);

@@ -717,12 +717,12 @@ template <typename In, int K, bool ElementLoads> constexpr int stagedRingBlocks(
     return sizeof(In) == 1 && K == 5 ? 5 : sizeof(In) == 2 && K == 9 ? (ElementLoads ? 5 : 6) : 4;
 }
 
-/// separable's ring for u8/u16 images and f32 up to 5x5 (takesStagedRing): the staged tiles (walkStagedTiles) with conv2dSeparableRing's
-/// f32 sums (rowSums, storeRingRow), so the same bits as that ring. On u16 9x9 with 4 channels and u16
-/// output (stagedRingElementLoads) each thread owns one channel of 4 pixels and loads its window
-/// element by element, widening none of it; the threads of a pixel group exchange their results to
-/// store whole pixels (PixelExchange), except in warps that pass the row end. Where the tiles' halo
-/// rows are many (stagedRingStrips) a block walks a strip, its ring carried from chunk to chunk.
+/// separable's ring for u8/u16 images and f32 up to 5x5 (takesStagedRing): the staged tiles
+/// (walkStagedTiles) with conv2dSeparableRing's f32 sums (rowSums, storeRingRow), so the same bits as
+/// that ring. On u16 9x9 with 4 channels and u16 output (stagedRingElementLoads) each thread owns one
+/// channel of 4 pixels and loads its window element by element, widening none of it; the threads of a
+/// pixel group exchange their results to store whole pixels (PixelExchange), except in warps that
+/// pass the row end. Where the tiles' halo rows are many (stagedRingStrips) a block walks a strip.
 template <typename In, typename Out, int CN, int K>
 __global__ void __launch_bounds__(kRingThreads, stagedRingBlocks<In, K, stagedRingElementLoads<In, Out, CN, K>()>())
     conv2dStagedRing(StripArgs<In, Out> a, TileSchedule schedule)

@@ -45,8 +45,8 @@ std::vector<float> integerTapFactors(const cv::Mat& kernel);
 constexpr int kStagedRowsMaxSize = 7;
 
 /// separable runs f32 images in the staged ring up to this size: on rank-1 3x3 and 5x5 kernels it took
-/// 0.99-1.00x staged-rows' time; from 7x7 separable-tiles is faster (docs/performance.md, "Forty-first
-/// step").
+/// 0.99-1.00x staged-rows' time (docs/performance.md, "Forty-first step"). From 7x7 auto takes
+/// separable-tiles on f32, and the staged ring there was not measured.
 constexpr int kFloatStagedRingMaxSize = 5;
 
 /// Whether k x k is one of kConv2dCompiledSizes (fully unrolled kernels).
