@@ -202,6 +202,10 @@ private slots:
         huge.kernel = taps * 0x1p100 * taps.t();
         QCOMPARE(kl::gpu::resolvedVariant("auto", kltest::randomImage(37, 23, CV_32F, 3, 10), huge, hopper),
                  std::string("separable"));
+        // ... only at the compiled sizes: a rank-1 1x1 on f32 stays with the tiles.
+        huge.kernel = cv::Mat(1, 1, CV_32F, cv::Scalar(0.5));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", kltest::randomImage(37, 23, CV_32F, 1, 11), huge, hopper),
+                 std::string("shared"));
         // Gaussian 15x15 on u8: separable-mma from compute capability 8.0 (its tensor-core column pass);
         // before, the ring on one channel and separable-tiles on several. Not on u16.
         const kl::Conv2DSpec gaussian15 = spec(kl::Conv2DPreset::Gaussian, 15);

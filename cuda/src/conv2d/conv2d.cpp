@@ -101,7 +101,7 @@ const char* autoConv2d(const Conv2dProblem& p)
     // (kFloatStagedRingMaxSize), and separable-tiles was 1.2-1.3x faster than staged-rows at 7x7.
     const bool f32 = p.input.depth() == CV_32F;
     const int kRows = p.kRows, kCols = p.kCols;
-    const bool rankOneSmall = p.factors && kRows == kCols && kRows <= kFloatStagedRingMaxSize;
+    const bool rankOneSmall = p.factors && kRows == kCols && kRows <= kFloatStagedRingMaxSize && isCompiledSize(kRows, kCols);
     if (f32 && rankOneSmall && conv2dVariants().whyNot("separable", p).empty()) return "separable";
     const bool rankOneSeven = p.factors && kRows == 7 && kCols == 7;
     if (f32 && !rankOneSeven && conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";

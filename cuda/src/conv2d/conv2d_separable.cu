@@ -173,11 +173,18 @@ bool takesStagedRing(int inDepth, int kRows, int kCols)
     return (inDepth != CV_32F || kRows <= kFloatStagedRingMaxSize) && isCompiledSize(kRows, kCols);
 }
 
+/// Whether the staged ring reads an image of `inDepth` as subnormals, with subnormalRingTaps' scaled
+/// taps (u8/u16; f32 elements are summed as they are).
+bool takesSubnormalRing(int inDepth, int kRows, int kCols)
+{
+    return inDepth != CV_32F && takesStagedRing(inDepth, kRows, kCols);
+}
+
 std::string whyNotSeparable(const Conv2dProblem& p)
 {
     if (!p.factors) return "needs a rank-1 kernel; the " + p.kernelSize() + " kernel is not separable";
     const double largestProduct = largestMagnitude(p.factors->row) * largestMagnitude(p.factors->column);
-    if (p.input.depth() != CV_32F && isCompiledSize(p.kRows, p.kCols) && largestProduct >= kRingTapLimit)
+    if (takesSubnormalRing(p.input.depth(), p.kRows, p.kCols) && largestProduct >= kRingTapLimit)
         return "needs taps below 2^100 in magnitude on u8/u16 images (its row pass scales them by powers of two); "
                "this is " + describeImage(p.input) + ", a " + p.kernelSize() + " kernel";
     return {};
@@ -221,10 +228,9 @@ void prepareSeparable(const Conv2dProblem& problem, Conv2dRun& run, BufferCache&
     if (!isCompiledSize(run.kRows, run.kCols))
         run.mid = static_cast<float*>(cache.device(
             "conv2d.mid", run.sliceStart(run.chunks) * size_t(run.cols) * run.channels * sizeof(float)));
-    const bool ring =
-        withStagedRingKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
-    // f32 elements are summed as they are; u8/u16 ones as subnormals
-    uploadTaps(ring && run.inDepth != CV_32F ? subnormalRingTaps(*problem.factors) : *problem.factors, stream);
+    withStagedRingKernel(run, [&](auto, auto kernel) { run.stagedSlots = stagedSlots(kernel, run.multiprocessors); });
+    const bool subnormal = takesSubnormalRing(run.inDepth, run.kRows, run.kCols);
+    uploadTaps(subnormal ? subnormalRingTaps(*problem.factors) : *problem.factors, stream);
 }
 
 void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
