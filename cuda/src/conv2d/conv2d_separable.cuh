@@ -456,12 +456,11 @@ template <typename T, int CN_, int K_, int N_, bool ElementLoads_ = false, bool 
         return rows <= 8 || (rows + K - 1) * wordsFor(margin) * 4 <= 48 * 1024 ? rows : fittingRows(rows - 8, margin);
     }
     static constexpr int headIn(int unit) { return (Window::head + unit - 1) / unit * unit; }
-    /// The halo staged each side: whole 32-byte sectors, so that each warp's copies start on one (from
-    /// halfway into a sector they touched twice the sectors: docs/performance.md, "Forty-first step"),
-    /// unless that costs the tile rows (u16 15x15 on one channel); then whole copies.
-    static constexpr int sectorMargin = headIn(32 / int(sizeof(T))), chunkMargin = headIn(chunk);
-    static constexpr int margin =
-        fittingRows(kStagedTileRows, sectorMargin) == fittingRows(kStagedTileRows, chunkMargin) ? sectorMargin : chunkMargin;
+    /// The halo staged each side. Tiles: whole 32-byte sectors, so that each warp's copies start on
+    /// one (from halfway into a sector they touched twice the sectors). Strips: whole 16-byte copies,
+    /// as sectors there took 1.01-1.05x the time (docs/performance.md, "Forty-first step" and
+    /// "Forty-second step").
+    static constexpr int margin = strips ? headIn(chunk) : headIn(32 / int(sizeof(T)));
     static constexpr int span = elements + 2 * margin, copiesPerRow = span / chunk, words = wordsFor(margin);
     static constexpr int rows = fittingRows(kStagedTileRows, margin), sharedWords = (rows + K - 1) * words;
     /// A multiple of K, so that each chunk's ring walk starts at slot 0 (walkRing).
