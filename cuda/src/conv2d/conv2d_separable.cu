@@ -8,11 +8,11 @@
 //              straight from global memory; u8/u16 images, and f32 up to 5x5, from a tile of input
 //              rows each block stages in shared memory by cp.async (conv2dStagedRing: the same sums,
 //              with no thread waiting on its own loads; 8 elements a thread on u8 up to 9x9, so
-//              that each thread widens fewer input elements per output; the row pass reads elements as subnormals,
-//              subnormalRingTaps; on u16 9x9 with 4 channels each thread owns one channel of 4
-//              pixels, loads it element by element and so widens none, and stores whole pixels
-//              after an exchange of results, PixelExchange). Other sizes: a row pass into an f32
-//              intermediate in global memory, then a column pass.
+//              that each thread widens fewer input elements per output; on u8/u16 the row pass
+//              reads elements as subnormals, subnormalRingTaps; on u16 9x9 with 4 channels each
+//              thread owns one channel of 4 pixels, loads it element by element and so widens
+//              none, and stores whole pixels after an exchange of results, PixelExchange). Other
+//              sizes: a row pass into an f32 intermediate in global memory, then a column pass.
 //   integer    u8 images and output, square compiled sizes, rank-1 kernels of non-negative
 //              integer taps times one factor whose sums fit 16 bits (IntegerTaps: OpenCV's default
 //              3x3 and 5x5 Gaussians, taps k/256; boxes, ones times 1/K^2; row taps up to 255): the
@@ -166,11 +166,10 @@ SeparableKernel subnormalRingTaps(SeparableKernel factors)
     return factors;
 }
 
-/// Whether separable runs an image of `inDepth` in the staged ring: square compiled sizes, on f32 up to
-/// kFloatStagedRingMaxSize.
+/// Whether separable runs an image of `inDepth` in the staged ring (stagedRingSize).
 bool takesStagedRing(int inDepth, int kRows, int kCols)
 {
-    return (inDepth != CV_32F || kRows <= kFloatStagedRingMaxSize) && isCompiledSize(kRows, kCols);
+    return stagedRingSize(inDepth == CV_32F, kRows) && isCompiledSize(kRows, kCols);
 }
 
 /// Whether the staged ring reads an image of `inDepth` as subnormals, with subnormalRingTaps' scaled
@@ -210,7 +209,7 @@ template <typename F> bool withStagedRingKernel(const Conv2dRun& run, F&& f)
         using In = decltype(in);
         constexpr int CN = decltype(cn)::value, K = decltype(k)::value;
         using Out = decltype(out);
-        if constexpr (!std::is_same_v<In, float> || K <= kFloatStagedRingMaxSize)
+        if constexpr (stagedRingSize(std::is_same_v<In, float>, K))
             f(StagedRingTile<In, Out, CN, K>{}, conv2dStagedRing<In, Out, CN, K>);
     });
 }
@@ -245,8 +244,7 @@ void computeSeparable(const Conv2dRun& run, int chunk, cudaStream_t stream)
             constexpr int CN = decltype(cn)::value;
             const bool ring = a.kRows == a.kCols && withFixedSize(a.kRows, [&](auto k) {
                                   constexpr int K = decltype(k)::value;
-                                  // the other shapes took the staged ring
-                                  if constexpr (std::is_same_v<In, float> && K > kFloatStagedRingMaxSize) {
+                                  if constexpr (!stagedRingSize(std::is_same_v<In, float>, K)) {  // else staged
                                       conv2dSeparableRing<In, Out, CN, K, kRingElements, (K <= 9)>
                                           <<<gridFor(a.cols * CN, a.rows, kRingThreads * kRingElements, kRingStrip),
                                              kRingThreads, 0, stream>>>(a, kRingStrip);

@@ -48,6 +48,9 @@ constexpr int kStagedRowsMaxSize = 7;
 /// 0.99-1.00x staged-rows' time (docs/performance.md, "Forty-first step"). From 7x7 auto takes
 /// separable-tiles on f32, and the staged ring there was not measured.
 constexpr int kFloatStagedRingMaxSize = 5;
+/// Whether separable runs a compiled size k x k in the staged ring on an image of floats
+/// (`floatImage`) or of integers: integers at every compiled size, floats up to kFloatStagedRingMaxSize.
+constexpr bool stagedRingSize(bool floatImage, int k) { return !floatImage || k <= kFloatStagedRingMaxSize; }
 
 /// Whether k x k is one of kConv2dCompiledSizes (fully unrolled kernels).
 bool isCompiledSize(int kRows, int kCols);
