@@ -164,17 +164,13 @@ __device__ void outputWords(const int (&sum)[E], float scale, uint32_t (&word)[E
                 word[w] = roundedHalves(scaled(2 * w), scaled(2 * w + 1));
         }
     } else if constexpr (sizeof(Out) == 1) {
-        // cvt.pack.sat clamps two sums to 0..255 and packs them in one instruction, with the
-        // word's upper half from its third operand: two for four outputs, where a clamp took two
-        // each and the packing about three more.
-        const auto pack = [](int high, int low, uint32_t upper) {
-            uint32_t d;
-            asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(high), "r"(low), "r"(upper));
-            return d;
-        };
+        // two instructions for four outputs, where a clamp took two each and the packing about
+        // three more
 #pragma unroll
-        for (int w = 0; w < E / 4; ++w)
-            word[w] = pack(sum[4 * w + 1], sum[4 * w], pack(sum[4 * w + 3], sum[4 * w + 2], 0u));
+        for (int w = 0; w < E / 4; ++w) {
+            const uint32_t upper = packSaturatedBytes(sum[4 * w + 3], sum[4 * w + 2], 0u);
+            word[w] = packSaturatedBytes(sum[4 * w + 1], sum[4 * w], upper);
+        }
     } else {
 #pragma unroll
         for (int w = 0; w < E / 2; ++w)
