@@ -97,12 +97,13 @@ const char* autoConv2d(const Conv2dProblem& p)
     // Rank-1 u16 kernels go to the staged ring: as fast as dp2a on one channel, faster on several.
     if (conv2dVariants().whyNot("dp2a", p).empty() && !p.factors) return "dp2a";
     // f32 kernels up to 7x7: staged-rows was faster than tma, the global-memory ring and shared on
-    // every such cell measured; on rank-1 kernels the staged ring took 0.99-1.00x its time up to 5x5
-    // (kFloatStagedRingMaxSize), and separable-tiles was 1.2-1.3x faster than staged-rows at 7x7.
+    // every such cell measured; on rank-1 kernels the staged ring, where it runs f32
+    // (takesStagedRing), took 0.99-1.00x its time, and separable-tiles was 1.2-1.3x faster than
+    // staged-rows at 7x7.
     const bool f32 = p.input.depth() == CV_32F;
     const int kRows = p.kRows, kCols = p.kCols;
-    const bool rankOneSmall = p.factors && kRows == kCols && kRows <= kFloatStagedRingMaxSize && isCompiledSize(kRows, kCols);
-    if (f32 && rankOneSmall && conv2dVariants().whyNot("separable", p).empty()) return "separable";
+    const bool stagedRing = p.factors && takesStagedRing(p.input.depth(), kRows, kCols);
+    if (f32 && stagedRing && conv2dVariants().whyNot("separable", p).empty()) return "separable";
     const bool rankOneSeven = p.factors && kRows == 7 && kCols == 7;
     if (f32 && !rankOneSeven && conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
     if (p.factors && kRows >= 3 && kCols >= 3) {
@@ -147,6 +148,11 @@ bool isCompiledSize(int kRows, int kCols)
 {
     return kRows == kCols &&
            std::find(kConv2dCompiledSizes.begin(), kConv2dCompiledSizes.end(), kRows) != kConv2dCompiledSizes.end();
+}
+
+bool takesStagedRing(int inDepth, int kRows, int kCols)
+{
+    return stagedRingSize(inDepth == CV_32F, kRows) && isCompiledSize(kRows, kCols);
 }
 
 std::string compiledSizesText(const char* lastJoin)

@@ -166,12 +166,6 @@ SeparableKernel subnormalRingTaps(SeparableKernel factors)
     return factors;
 }
 
-/// Whether separable runs an image of `inDepth` in the staged ring (stagedRingSize).
-bool takesStagedRing(int inDepth, int kRows, int kCols)
-{
-    return stagedRingSize(inDepth == CV_32F, kRows) && isCompiledSize(kRows, kCols);
-}
-
 /// Whether the staged ring reads an image of `inDepth` as subnormals, with subnormalRingTaps' scaled
 /// taps (u8/u16; f32 elements are summed as they are).
 bool takesSubnormalRing(int inDepth, int kRows, int kCols)

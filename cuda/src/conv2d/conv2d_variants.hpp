@@ -54,6 +54,9 @@ constexpr bool stagedRingSize(bool floatImage, int k) { return !floatImage || k 
 
 /// Whether k x k is one of kConv2dCompiledSizes (fully unrolled kernels).
 bool isCompiledSize(int kRows, int kCols);
+/// Whether separable runs kRows x kCols on an image of `inDepth` in the staged ring: a compiled
+/// size, within stagedRingSize.
+bool takesStagedRing(int inDepth, int kRows, int kCols);
 /// kConv2dCompiledSizes as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
 std::string compiledSizesText(const char* lastJoin);
 
