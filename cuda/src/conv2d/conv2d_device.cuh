@@ -133,32 +133,9 @@ __device__ float4 widenSubnormal(uint2 w)
                        __uint_as_float(w.y >> 16));
 }
 
-/// v rounded to the nearest integer, ties to even, saturated to the s32 range, NaN to 0.
-__device__ int nearestInt(float v)
-{
-    int r;
-    asm("cvt.rni.s32.f32 %0, %1;" : "=r"(r) : "f"(v));
-    return r;
-}
-
-/// high and low clamped to 0..255 in bytes 1 and 0, the low half of `upper` in bytes 3 and 2: one
-/// instruction (cvt.pack.sat) for two results.
-__device__ uint32_t packSaturatedBytes(int high, int low, uint32_t upper)
-{
-    uint32_t d;
-    asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(high), "r"(low), "r"(upper));
-    return d;
-}
-
 /// Results rounded and saturated as saturateRound does, packed in memory order into one word: four
-/// u8 (roundedBytes) or two u16 (roundedHalves). Rounding to s32 and then clamping is that rule,
-/// and ptxas makes each pair one packed conversion (F2IP): 2 instructions for four bytes, where a
-/// conversion each and 3 byte permutes took 7 (docs/performance.md, "Forty-third step").
-__device__ uint32_t roundedBytes(float a, float b, float c, float d)
-{
-    const uint32_t upper = packSaturatedBytes(nearestInt(d), nearestInt(c), 0u);
-    return packSaturatedBytes(nearestInt(b), nearestInt(a), upper);
-}
+/// u8 (roundedBytes) or two u16 (roundedHalves).
+__device__ uint32_t roundedBytes(float a, float b, float c, float d) { return kl::detail::roundSaturateBytes(a, b, c, d); }
 __device__ uint32_t roundedHalves(float a, float b)
 {
     return __byte_perm(kl::detail::roundSaturateLow(a, uint16_t{}), kl::detail::roundSaturateLow(b, uint16_t{}), 0x5410);

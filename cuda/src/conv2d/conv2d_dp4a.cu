@@ -168,8 +168,8 @@ __device__ void outputWords(const int (&sum)[E], float scale, uint32_t (&word)[E
         // three more
 #pragma unroll
         for (int w = 0; w < E / 4; ++w) {
-            const uint32_t upper = packSaturatedBytes(sum[4 * w + 3], sum[4 * w + 2], 0u);
-            word[w] = packSaturatedBytes(sum[4 * w + 1], sum[4 * w], upper);
+            const uint32_t upper = kl::detail::packSaturatedBytes(sum[4 * w + 3], sum[4 * w + 2], 0u);
+            word[w] = kl::detail::packSaturatedBytes(sum[4 * w + 1], sum[4 * w], upper);
         }
     } else {
 #pragma unroll
