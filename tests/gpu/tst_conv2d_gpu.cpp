@@ -20,6 +20,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -719,30 +720,41 @@ private slots:
     // count, every border (constant at a value the depth holds, staged with the chunks, and at one it
     // does not, the edge strips), against the reference and bit for bit against separable-tiles,
     // which sums the same products in the same order. On 3 streams each stream's rows are too few for
-    // strips: the same kernels run the tile schedule.
+    // strips: the same kernels run the tile schedule. Then images of three tile columns or more, whose
+    // two edge columns walk shorter strips than the others (stripSchedule).
     void stagedRingStrips()
     {
         uint64_t seed = 19000;
         int turn = 0;
-        for (const auto& [depth, k] : {std::pair<int, int>{CV_8U, 9}, {CV_8U, 15}, {CV_16U, 15}})
-            for (int channels : kChannels) {
-                const cv::Mat input = kltest::randomImage(40009, 23, depth, channels, ++seed);
-                for (int n = 0; n < 2; ++n, ++turn) {
-                    const BorderMode border = kBorders[turn % kBorders.size()];
-                    ++seed;
-                    Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
-                    if (turn % 4 != 0) spec.borderValue = depth == CV_8U ? 200 : 40000;
-                    const cv::Mat expected = kl::conv2dReference(input, spec);
-                    for (int streams : {1, 3}) {
-                        const cv::Mat gpu = run(input, spec, "separable", streams, HostMemory::Pinned);
-                        const std::string failure = compareWithReference(gpu, expected, input, spec);
-                        QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "separable") + ", " +
-                                                              std::to_string(streams) + " streams: " + failure));
-                        QVERIFY2(kltest::bitwiseEqual(gpu, run(input, spec, "separable-tiles")),
-                                 kltest::msg(describe(input, spec, "separable") + ": differs from separable-tiles"));
-                    }
+        const auto check = [&](const cv::Mat& input, int k) {
+            const int depth = input.depth();
+            for (int n = 0; n < 2; ++n, ++turn) {
+                const BorderMode border = kBorders[turn % kBorders.size()];
+                ++seed;
+                Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
+                if (turn % 4 != 0) spec.borderValue = depth == CV_8U ? 200 : 40000;
+                const cv::Mat expected = kl::conv2dReference(input, spec);
+                for (int streams : {1, 3}) {
+                    const cv::Mat gpu = run(input, spec, "separable", streams, HostMemory::Pinned);
+                    const std::string failure = compareWithReference(gpu, expected, input, spec);
+                    QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "separable") + ", " +
+                                                          std::to_string(streams) + " streams: " + failure));
+                    QVERIFY2(kltest::bitwiseEqual(gpu, run(input, spec, "separable-tiles")),
+                             kltest::msg(describe(input, spec, "separable") + ": differs from separable-tiles"));
                 }
             }
+        };
+        for (const auto& [depth, k] : {std::pair<int, int>{CV_8U, 9}, {CV_8U, 15}, {CV_16U, 15}})
+            for (int channels : kChannels) {
+                check(kltest::randomImage(40009, 23, depth, channels, ++seed), k);
+                if (QTest::currentTestFailed()) return;
+            }
+        // 3 and 4 tile columns of u8 9x9 (1024 elements each), 5 of u16 15x15 (512)
+        for (const auto& [depth, k, channels, cols] :
+             {std::array<int, 4>{CV_8U, 9, 1, 2053}, {CV_8U, 9, 3, 1031}, {CV_16U, 15, 1, 2053}}) {
+            check(kltest::randomImage(6007, cols, depth, channels, ++seed), k);
+            if (QTest::currentTestFailed()) return;
+        }
     }
 
     // staged-rows against the reference under the acceptance rule: random taps of every size it runs,

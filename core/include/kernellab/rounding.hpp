@@ -52,8 +52,15 @@ __device__ inline unsigned packSaturatedBytes(int high, int low, unsigned upper)
     return d;
 }
 
+/// a, b, c and d clamped to 0..255 and packed in memory order into one word (a in byte 0): two
+/// packed conversions.
+__device__ inline unsigned packSaturatedWord(int a, int b, int c, int d)
+{
+    return packSaturatedBytes(b, a, packSaturatedBytes(d, c, 0u));
+}
+
 /// Four u8 results by this rule, packed in memory order into one word. Each is rounded to s32
-/// (cvt.rni: nearest, ties to even, NaN to 0) and then clamped to 0..255 by packSaturatedBytes,
+/// (cvt.rni: nearest, ties to even, NaN to 0) and then clamped to 0..255 by packSaturatedWord,
 /// which is the same rule; ptxas makes each pair one packed conversion (F2IP), 2 instructions for
 /// four bytes where roundSaturateLow and 3 byte permutes took 7.
 __device__ inline unsigned roundSaturateBytes(float a, float b, float c, float d)
@@ -63,7 +70,7 @@ __device__ inline unsigned roundSaturateBytes(float a, float b, float c, float d
         asm("cvt.rni.s32.f32 %0, %1;" : "=r"(r) : "f"(v));
         return r;
     };
-    return packSaturatedBytes(nearest(b), nearest(a), packSaturatedBytes(nearest(d), nearest(c), 0u));
+    return packSaturatedWord(nearest(a), nearest(b), nearest(c), nearest(d));
 }
 } // namespace detail
 #endif

@@ -167,10 +167,8 @@ __device__ void outputWords(const int (&sum)[E], float scale, uint32_t (&word)[E
         // two instructions for four outputs, where a clamp took two each and the packing about
         // three more
 #pragma unroll
-        for (int w = 0; w < E / 4; ++w) {
-            const uint32_t upper = kl::detail::packSaturatedBytes(sum[4 * w + 3], sum[4 * w + 2], 0u);
-            word[w] = kl::detail::packSaturatedBytes(sum[4 * w + 1], sum[4 * w], upper);
-        }
+        for (int w = 0; w < E / 4; ++w)
+            word[w] = kl::detail::packSaturatedWord(sum[4 * w], sum[4 * w + 1], sum[4 * w + 2], sum[4 * w + 3]);
     } else {
 #pragma unroll
         for (int w = 0; w < E / 2; ++w)

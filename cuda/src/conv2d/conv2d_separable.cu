@@ -111,19 +111,41 @@ template <typename S, typename T, typename Out> TileSchedule stagedSchedule(cons
     return schedule;
 }
 
+/// The rows of an edge tile column's strip over the others' (stripSchedule): the blocks of the two
+/// edge columns stage the elements past the row ends one by one and took 11-19% longer; these shares
+/// measured fastest, 0.93x the time of equal strips on u16 15x15 x1 and 0.92x on u8 9x9 x1
+/// (docs/performance.md, "Forty-seventh step").
+template <typename T> constexpr double edgeStripShare()
+{
+    return sizeof(T) == 1 ? 0.92 : 0.88;
+}
+
 /// The strips of strip `a` for tiles S that walk strips (StagedTile::strips): one wave of `slots`
 /// resident blocks, each a strip of the rows of one tile column, where those strips are taller than
 /// S::rows; else stagedSchedule's tiles. In one wave each block restages no halo rows after its
 /// first chunk; the extra waves that let stagedSchedule's blocks end together were 1.04x (two) and
-/// 1.07x (three) the time of one on u16 15x15 (docs/performance.md, "Thirty-seventh step").
+/// 1.07x (three) the time of one on u16 15x15 (docs/performance.md, "Thirty-seventh step"). With
+/// three tile columns or more the two edge columns' strips are shorter (edgeStripShare), so that
+/// their blocks end with the others; every column then takes the most strips that keep one wave.
 template <typename S, typename T, typename Out> TileSchedule stripSchedule(const StripArgs<T, Out>& a, int slots)
 {
-    const int perColumn = std::max(1, slots / stagedColumns<S>(a)), rows = (a.rows + perColumn - 1) / perColumn;
+    const int columns = stagedColumns<S>(a);
+    const auto edgeStrips = [](int strips) { return int(std::ceil(strips / edgeStripShare<T>())); };
+    const auto fits = [&](int strips) { return (columns - 2) * strips + 2 * edgeStrips(strips) <= slots; };
+    int perColumn = std::max(1, slots / columns);
+    const bool tapered = columns >= 3 && fits(1);
+    while (tapered && !fits(perColumn)) --perColumn;
+    const int rows = (a.rows + perColumn - 1) / perColumn;
     if (rows <= S::rows) return stagedSchedule<S>(a, slots);
     TileSchedule schedule{};
     schedule.headPeriod = 1;  // no head
     schedule.tall = rows;
     schedule.tiles = schedule.tallEnd = (a.rows + rows - 1) / rows;
+    if (tapered) {
+        const int edge = edgeStrips(perColumn);
+        schedule.edgeTall = (a.rows + edge - 1) / edge;
+        schedule.edgeTiles = (a.rows + schedule.edgeTall - 1) / schedule.edgeTall;
+    }
     return schedule;
 }
 
@@ -135,7 +157,8 @@ void launchStaged(S, void (*kernel)(StripArgs<T, Out>, TileSchedule, Args...), c
 {
     const StripArgs<T, Out> a = stripArgs<T, Out>(run, chunk);
     const TileSchedule schedule = S::strips ? stripSchedule<S>(a, run.stagedSlots) : stagedSchedule<S>(a, run.stagedSlots);
-    kernel<<<gridFor(a.cols * S::CN, schedule.tiles, S::elements, 1), kRingThreads, 0, stream>>>(a, schedule, args...);
+    const int gridTiles = std::max(schedule.tiles, schedule.edgeTiles);
+    kernel<<<gridFor(a.cols * S::CN, gridTiles, S::elements, 1), kRingThreads, 0, stream>>>(a, schedule, args...);
 }
 
 /// Rank-1 factors whose largest row and column taps multiply to this or more would overflow the

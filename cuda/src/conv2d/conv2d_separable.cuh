@@ -532,7 +532,8 @@ __device__ __noinline__ void stageTileEdges(StripArgs<T, Out> a, T* target, int 
 /// 2 kScheduleStep, ... S::rows, so that blocks resident together finish at different times and
 /// the blocks after them do not stage their tiles at the same moment; then `tall` rows each
 /// (stagedTileRows); the last wave kScheduleStep rows each, so that the grid ends in short blocks
-/// (docs/performance.md, "Eighteenth step").
+/// (docs/performance.md, "Eighteenth step"). Strips (stripSchedule) may give the first and last
+/// tile columns shorter ones, edgeTiles of edgeTall rows.
 constexpr int kScheduleStep = 8;
 struct TileSchedule {
     int headPeriod;  ///< heights in the head's cycle: kScheduleStep * (1 .. headPeriod)
@@ -540,14 +541,25 @@ struct TileSchedule {
     int tall;
     int tallEnd;  ///< tiles [headTiles, tallEnd) are tall; the rest kScheduleStep rows
     int tiles;
+    int edgeTall = 0, edgeTiles = 0;  ///< the edge columns' strips, where edgeTiles > 0
+
+    /// Whether tile column `column` of `columns` walks the edge columns' strips.
+    __host__ __device__ bool edgeStrips(int column, int columns) const
+    {
+        return edgeTiles > 0 && (column == 0 || column == columns - 1);
+    }
+    __host__ __device__ int tilesIn(bool edge) const { return edge ? edgeTiles : tiles; }
 
     __host__ __device__ int cycleRows() const { return kScheduleStep * headPeriod * (headPeriod + 1) / 2; }
     __host__ __device__ int headRows() const { return headTiles / headPeriod * cycleRows(); }
 
-    /// Tile t's first output row and its rows (the last tile's may pass the image's last row).
-    __device__ void rowsOf(int t, int& y0, int& rows) const
+    /// Tile t's first output row and its rows (the last tile's may pass the image's last row); `edge`:
+    /// of an edge column's strips (edgeStrips).
+    __device__ void rowsOf(int t, bool edge, int& y0, int& rows) const
     {
-        if (t < headTiles) {
+        if (edge) {
+            y0 = t * edgeTall, rows = edgeTall;
+        } else if (t < headTiles) {
             const int j = t % headPeriod;
             y0 = t / headPeriod * cycleRows() + kScheduleStep * j * (j + 1) / 2, rows = kScheduleStep * (j + 1);
         } else if (t < tallEnd) {
@@ -581,9 +593,10 @@ __device__ __forceinline__ void walkStagedTiles(const StripArgs<T, Out>& a, cons
     const float maxValue = float(sizeof(T) == 1 ? 255 : 65535);
     const bool stagedBorder = std::is_same_v<T, float> || a.border != BorderMode::Constant ||
                               isImageValue(a.borderValue, maxValue);
-    for (int t = blockIdx.y; t < schedule.tiles; t += gridDim.y) {
+    const bool edgeStrips = schedule.edgeStrips(blockIdx.x, gridDim.x);
+    for (int t = blockIdx.y; t < schedule.tilesIn(edgeStrips); t += gridDim.y) {
         int y0, tileRows;
-        schedule.rowsOf(t, y0, tileRows);
+        schedule.rowsOf(t, edgeStrips, y0, tileRows);
         const int y1 = min(y0 + tileRows, a.rows), last = y1 + K - 2;  // slice rows y0 .. last
         const bool imageRows = a.imageRow(y0) && a.imageRow(last);
         if (!stagedBorder && !(interiorColumns && imageRows)) {
