@@ -1,6 +1,7 @@
 // conv2d's separable variants (kernels in conv2d_separable.cuh, conv2d_separable_tiles.cuh,
-// conv2d_separable_mma.cuh and conv2d_staged_rows.cuh), for rank-1 kernels K = column * row^T
-// (separateKernel): kRows + kCols multiply-adds per output instead of kRows * kCols.
+// conv2d_separable_mma.cuh, conv2d_integer_tiles.cuh and conv2d_staged_rows.cuh), for rank-1
+// kernels K = column * row^T (separateKernel): kRows + kCols multiply-adds per output instead of
+// kRows * kCols.
 //   separable  square compiled sizes (conv2dSeparableRing): each thread owns 4 adjacent
 //              elements of an interleaved row and walks down a strip of rows, filtering every
 //              input row horizontally and keeping the last kRows results in registers for the
@@ -32,6 +33,7 @@
 //              once and adds its kernel row's products to the K output rows it feeds, each output
 //              one fma chain. Fewer instructions an output than shared, which widens and stages
 //              every element as f32, reloads each row for every output row and adds row sums.
+#include "conv2d_integer_tiles.cuh"
 #include "conv2d_separable.cuh"
 #include "conv2d_separable_mma.cuh"
 #include "conv2d_separable_tiles.cuh"
@@ -130,8 +132,8 @@ template <typename T> constexpr double edgeStripShare()
 template <typename S, typename T, typename Out> TileSchedule stripSchedule(const StripArgs<T, Out>& a, int slots)
 {
     const int columns = stagedColumns<S>(a);
-    const auto edgeStrips = [](int strips) { return int(std::ceil(strips / edgeStripShare<T>())); };
-    const auto fits = [&](int strips) { return (columns - 2) * strips + 2 * edgeStrips(strips) <= slots; };
+    const auto edgeStripCount = [](int strips) { return int(std::ceil(strips / edgeStripShare<T>())); };
+    const auto fits = [&](int strips) { return (columns - 2) * strips + 2 * edgeStripCount(strips) <= slots; };
     int perColumn = std::max(1, slots / columns);
     const bool tapered = columns >= 3 && fits(1);
     while (tapered && !fits(perColumn)) --perColumn;
@@ -142,7 +144,7 @@ template <typename S, typename T, typename Out> TileSchedule stripSchedule(const
     schedule.tall = rows;
     schedule.tiles = schedule.tallEnd = (a.rows + rows - 1) / rows;
     if (tapered) {
-        const int edge = edgeStrips(perColumn);
+        const int edge = edgeStripCount(perColumn);
         schedule.edgeTall = (a.rows + edge - 1) / edge;
         schedule.edgeTiles = (a.rows + schedule.edgeTall - 1) / schedule.edgeTall;
     }
