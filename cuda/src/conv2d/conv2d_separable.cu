@@ -122,22 +122,34 @@ template <typename T> constexpr double edgeStripShare()
     return sizeof(T) == 1 ? 0.92 : 0.88;
 }
 
+/// How much taller the other columns' strips may grow to make room for the edge columns' shorter ones:
+/// where they kept their height the shorter edge strips took 0.95x the time; where they grew 10%,
+/// 1.04x (docs/performance.md, "Forty-eighth step").
+constexpr double kEdgeStripGrowthLimit = 1.05;
+
 /// The strips of strip `a` for tiles S that walk strips (StagedTile::strips): one wave of `slots`
 /// resident blocks, each a strip of the rows of one tile column, where those strips are taller than
 /// S::rows; else stagedSchedule's tiles. In one wave each block restages no halo rows after its
 /// first chunk; the extra waves that let stagedSchedule's blocks end together were 1.04x (two) and
 /// 1.07x (three) the time of one on u16 15x15 (docs/performance.md, "Thirty-seventh step"). With
 /// three tile columns or more the two edge columns' strips are shorter (edgeStripShare), so that
-/// their blocks end with the others; every column then takes the most strips that keep one wave.
+/// their blocks end with the others, every column taking the most strips that keep one wave, unless
+/// that leaves the other columns' strips more than kEdgeStripGrowthLimit times as tall.
 template <typename S, typename T, typename Out> TileSchedule stripSchedule(const StripArgs<T, Out>& a, int slots)
 {
     const int columns = stagedColumns<S>(a);
     const auto edgeStripCount = [](int strips) { return int(std::ceil(strips / edgeStripShare<T>())); };
     const auto fits = [&](int strips) { return (columns - 2) * strips + 2 * edgeStripCount(strips) <= slots; };
+    const auto stripRows = [&](int strips) { return (a.rows + strips - 1) / strips; };
     int perColumn = std::max(1, slots / columns);
-    const bool tapered = columns >= 3 && fits(1);
-    while (tapered && !fits(perColumn)) --perColumn;
-    const int rows = (a.rows + perColumn - 1) / perColumn;
+    bool tapered = columns >= 3 && fits(1);
+    if (tapered) {
+        int strips = perColumn;
+        while (!fits(strips)) --strips;
+        tapered = stripRows(strips) <= kEdgeStripGrowthLimit * stripRows(perColumn);
+        if (tapered) perColumn = strips;
+    }
+    const int rows = stripRows(perColumn);
     if (rows <= S::rows) return stagedSchedule<S>(a, slots);
     TileSchedule schedule{};
     schedule.headPeriod = 1;  // no head
