@@ -224,7 +224,7 @@ private slots:
                 const bool conv2d = op == QLatin1String("conv2d");
                 // conv2d's tma takes f32 single-channel images (the image samples are 8-bit colour); integer
                 // needs integer taps times one factor (the 7x7 Gaussian's are not), dp4a integer taps, dp2a them
-                // on u16; histogram's tma one channel (the grey sample)
+                // on u16, rows-mma one u16 channel; histogram's tma one channel (the grey sample)
                 const QJsonObject report =
                     op == QLatin1String("histogram") && variant.toString() == QLatin1String("tma")
                         ? runOnGpuWith({"--op", "histogram", "--input", sample("camera.png")}, extra)
@@ -241,6 +241,10 @@ private slots:
                                        extra)
                     : conv2d && variant.toString() == QLatin1String("dp2a")
                         ? runOnGpuWith({"--op", "conv2d", "--preset", "sharpen", "--generate", "image:613x409:u16:1:noise"},
+                                       extra)
+                    : conv2d && variant.toString() == QLatin1String("rows-mma")
+                        ? runOnGpuWith({"--op", "conv2d", "--preset", "gaussian", "--size", "15", "--generate",
+                                        "image:613x409:u16:1:noise"},
                                        extra)
                         : runOnGpu(op, extra);
                 QVERIFY2(!report.isEmpty(), qPrintable(op + " " + variant.toString()));

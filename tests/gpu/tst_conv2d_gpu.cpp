@@ -101,15 +101,16 @@ float smallestTapMagnitude(const cv::Mat_<float>& taps)
     return smallest;
 }
 
-/// Whether separable-mma's column pass holds every tap of `column` as two f16 halves to 22 bits, the
-/// largest scaled into [2^6, 2^7) (the split conv2d_separable.cu's mmaTaps makes).
-bool columnTapsSplitInF16(const std::vector<float>& column)
+/// Whether a tensor-core pass (separable-mma's column pass, rows-mma's row pass) holds every tap of
+/// `taps` as two f16 halves to 22 bits, the largest scaled into [2^6, 2^7) (the split
+/// conv2d_separable.cu's splitMmaTaps makes).
+bool tapsSplitInF16(const std::vector<float>& taps)
 {
     double largest = 0;
-    for (float t : column) largest = std::max(largest, std::fabs(double(t)));
+    for (float t : taps) largest = std::max(largest, std::fabs(double(t)));
     if (largest == 0) return true;
     const int exponent = 6 - std::ilogb(largest);
-    for (float t : column) {
+    for (float t : taps) {
         const float scaled = std::ldexp(t, exponent);
         const float high = float(cv::float16_t(scaled)), low = float(cv::float16_t(scaled - high));
         if (std::fabs(double(scaled) - high - low) > std::ldexp(std::fabs(double(scaled)), -22)) return false;
@@ -256,10 +257,11 @@ class TestConv2dGpu : public QObject {
                compiledSize(k) && engine_->device().computeMajor >= 9 &&
                engine_->device().deviceCodeArchitecture >= 900;
     }
-    /// Whether separable-mma runs `spec` on `input` (u8/u16, a rank-1 kernel of a square compiled size
-    /// whose column taps two f16 halves hold, a constant border value the depth holds, compute
-    /// capability 8.0 or newer and device code built for it); elsewhere it is an InvalidArgument.
-    bool mmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
+    /// Whether a tensor-core variant runs `spec` on `input` (a u8/u16 image, a rank-1 kernel of a square
+    /// compiled size whose tensor-core pass's taps, the row taps for `rowPass`, two f16 halves hold, a
+    /// constant border value the depth holds, compute capability 8.0 or newer and device code built
+    /// for it).
+    bool tensorCoreApplies(const cv::Mat& input, const Conv2DSpec& spec, bool rowPass) const
     {
         const cv::Mat kernel = kl::effectiveKernel(spec);
         const std::optional<kl::SeparableKernel> factors = kl::separateKernel(kernel);
@@ -268,11 +270,21 @@ class TestConv2dGpu : public QObject {
             return false;
         const double v = spec.borderValue, largestValue = input.depth() == CV_8U ? 255 : 65535;
         if (spec.border == BorderMode::Constant && (v != std::floor(v) || v < 0 || v > largestValue)) return false;
-        return columnTapsSplitInF16(factors->column);
+        return tapsSplitInF16(rowPass ? factors->row : factors->column);
+    }
+    /// Whether separable-mma runs `spec` on `input` (tensorCoreApplies, on the column taps); elsewhere
+    /// it is an InvalidArgument.
+    bool mmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const { return tensorCoreApplies(input, spec, false); }
+    /// Whether rows-mma runs `spec` on `input` (one u16 channel, tensorCoreApplies on the row taps);
+    /// elsewhere it is an InvalidArgument.
+    bool rowsMmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
+    {
+        return input.depth() == CV_16U && input.channels() == 1 && tensorCoreApplies(input, spec, true);
     }
     bool applies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
     {
         if (variant == "separable-mma") return mmaApplies(input, spec);
+        if (variant == "rows-mma") return rowsMmaApplies(input, spec);
         if (variant == "separable") return isSeparable(spec);
         if (variant == "separable-tiles")
             return isSeparable(spec) && spec.kernel.rows == spec.kernel.cols && compiledSize(spec.kernel.rows);
@@ -442,6 +454,61 @@ private slots:
         const cv::Mat f32 = kltest::randomImage(16, 16, CV_32F, 1, 53);
         KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'separable-mma' needs",
                          run(f32, makeSpec(randomSeparableKernel(5, 5, 54), BorderMode::Reflect101, CV_32F), "separable-mma"));
+    }
+
+    // rows-mma against the reference under the acceptance rule (its row pass sums on tensor cores):
+    // random rank-1 taps of every compiled size on one u16 channel, integer and f32 output, every
+    // border (the constant one at a value u16 holds), sizes from 1x1 to several bands with a partial
+    // last one, all-maximum images; then images of several strips with a partial last batch on 1 and
+    // 3 streams, which agree bit for bit. It refuses what it cannot hold exactly.
+    void rowsMmaMatchesReference()
+    {
+        if (engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
+            QSKIP("rows-mma needs compute capability 8.0 or newer and device code built for it");
+        uint64_t seed = 52000;
+        kl::Verdict total;
+        cv::Mat gpu;
+        const auto check = [&](const cv::Mat& input, Conv2DSpec spec, int streams) {
+            spec.floatOutput = seed % 5 == 0;
+            gpu = run(input, spec, "rows-mma", streams, HostMemory::Pinned);
+            const kl::Verdict verdict = kl::acceptConv2D(gpu, kl::conv2dReference(input, spec), input, spec);
+            QVERIFY2(verdict.passed(), kltest::msg(describe(input, spec, "rows-mma") + ": " + verdict.failure));
+            if (!spec.floatOutput) total.elements += verdict.elements, total.nearTies += verdict.nearTies;
+        };
+        for (int k : kl::gpu::kConv2dCompiledSizes)
+            for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {37, 531}})
+                for (BorderMode border : kBorders) {
+                    cv::Mat input = kltest::randomImage(rows, cols, CV_16U, 1, ++seed);
+                    if (seed % 7 == 0) input.setTo(cv::Scalar::all(65535));
+                    Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, CV_16U, seed % 2 == 0);
+                    spec.borderValue = 40000;
+                    check(input, spec, 1);
+                }
+        for (int k : {9, 15})
+            for (BorderMode border : {BorderMode::Constant, BorderMode::Wrap, BorderMode::Reflect}) {
+                const cv::Mat input = kltest::randomImage(1021, 263, CV_16U, 1, ++seed);
+                Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, CV_16U, seed % 2 == 0);
+                spec.borderValue = 1234;
+                check(input, spec, 1);
+                const cv::Mat one = gpu;
+                check(input, spec, 3);
+                QVERIFY2(kltest::bitwiseEqual(one, gpu), kltest::msg(describe(input, spec, "rows-mma") + ": 3 streams differ from 1"));
+            }
+        kl::applyRandomInputNearTieBound(total, CV_16U);
+        QVERIFY2(total.passed(), kltest::msg("u16 results, all cases: " + total.failure));
+        const cv::Mat u16 = kltest::randomImage(16, 16, CV_16U, 1, 53);
+        const Conv2DSpec rankOne = makeSpec(randomSeparableKernel(5, 5, 54), BorderMode::Replicate, CV_16U);
+        for (const cv::Mat& other : {kltest::randomImage(16, 16, CV_16U, 3, 55), kltest::randomImage(16, 16, CV_8U, 1, 56)}) {
+            QCOMPARE(rowsMmaApplies(other, rankOne), false);
+            KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'rows-mma' needs", run(other, rankOne, "rows-mma"));
+        }
+        cv::Mat column = (cv::Mat_<float>(5, 1) << 1, 2, 3, 2, 1), row = (cv::Mat_<float>(1, 5) << 1, 1e-4f, 1, 1e-4f, 1);
+        const Conv2DSpec tinyRowTaps = makeSpec(cv::Mat(column * row), BorderMode::Reflect101, CV_16U);
+        QCOMPARE(rowsMmaApplies(u16, tinyRowTaps), false);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'rows-mma' needs", run(u16, tinyRowTaps, "rows-mma"));
+        Conv2DSpec heldNot = makeSpec(randomSeparableKernel(5, 5, 57), BorderMode::Constant, CV_16U);
+        heldNot.borderValue = 0.5;
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'rows-mma' needs", run(u16, heldNot, "rows-mma"));
     }
 
     // u8/u16 in, f32 out (signed derivative filters).
@@ -1119,8 +1186,9 @@ private slots:
             if (variant == "tma" || variant == "integer" || variant == "dp4a" || variant == "dp2a" || variant == "staged-rows")
                 continue;
             if (variant == "separable-tiles" && !compiledSize(kernelSize)) continue;
-            // separableMmaMatchesReference runs separable-mma's constant border on values u8 holds
-            if (variant == "separable-mma" && (!mmaApplies(input, separable))) continue;
+            // separableMmaMatchesReference runs separable-mma's constant border on values u8 holds, and
+            // rowsMmaMatchesReference rows-mma (one u16 channel) on several streams
+            if (variant == "rows-mma" || (variant == "separable-mma" && !mmaApplies(input, separable))) continue;
             const bool rankOne = variant == "separable" || variant == "separable-tiles" || variant == "separable-mma";
             const Conv2DSpec& spec = rankOne ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);
@@ -1233,7 +1301,7 @@ private slots:
         // Compiled sizes on element-wise rows (29 and 35 columns) and vector rows (64, 36 and 48
         // columns; 4 channels always), 15x15 on 4 channels (69 KB of shared memory per block) and
         // 63x63 (88 KB: both past 48 KB, the opt-in path); 31 and 63 run the any-size tiles and the
-        // two separable passes.
+        // two separable passes; one u16 channel runs rows-mma, on bands inside the row and at its ends.
         const std::vector<Case> cases = {{37, 29, CV_8U, 3, 5, BorderMode::Constant, 2},
                                          {37, 29, CV_32F, 1, 5, BorderMode::Reflect101, 1},
                                          {34, 64, CV_8U, 3, 5, BorderMode::Reflect101, 1},
@@ -1243,7 +1311,9 @@ private slots:
                                          {5, 3, CV_16U, 4, 9, BorderMode::Wrap, 2},
                                          {21, 19, CV_16U, 4, 15, BorderMode::Reflect, 1},
                                          {40, 35, CV_8U, 4, 31, BorderMode::Replicate, 2},
-                                         {11, 9, CV_16U, 4, 63, BorderMode::Reflect, 1}};
+                                         {11, 9, CV_16U, 4, 63, BorderMode::Reflect, 1},
+                                         {150, 531, CV_16U, 1, 15, BorderMode::Wrap, 2},
+                                         {23, 300, CV_16U, 1, 9, BorderMode::Reflect101, 1}};
         uint64_t seed = 12000;
         for (const Case& c : cases) {
             const cv::Mat input = kltest::randomImage(c.rows, c.cols, c.depth, c.channels, ++seed);

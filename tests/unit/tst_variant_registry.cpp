@@ -52,8 +52,8 @@ private slots:
     void everyOpListsDescribedVariants()
     {
         const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
-            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "separable-tiles", "separable-mma", "integer",
-                        "dp4a", "dp2a", "staged-rows"}},
+            {"conv2d", {"naive", "constant", "shared", "tma", "separable", "separable-tiles", "separable-mma", "rows-mma",
+                        "integer", "dp4a", "dp2a", "staged-rows"}},
             {"conv1d", {"naive", "shared", "fft"}},
             {"histogram", {"global-atomics", "shared", "optimized", "tma"}},
             {"transpose", {"naive", "tiled", "tiled-padded", "optimized"}}};
@@ -73,7 +73,7 @@ private slots:
         const cv::Mat image = kltest::randomImage(17, 13, CV_8U, 1, 1);
         KL_VERIFY_THROWS(kl::InvalidArgument,
                          "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, separable-tiles, "
-                         "separable-mma, integer, dp4a, dp2a, staged-rows",
+                         "separable-mma, rows-mma, integer, dp4a, dp2a, staged-rows",
                          whyNotApplicable("warp", image, spec(kl::Conv2DPreset::Gaussian, 5), device(9, 0)));
         KL_VERIFY_THROWS(kl::InvalidArgument, "histogram variant: 'fast' is not one of auto, global-atomics",
                          whyNotApplicable("fast", image, kl::HistogramSpec{}, device(9, 0)));
@@ -97,7 +97,7 @@ private slots:
 
         for (const std::string& v : kl::gpu::variants("conv2d"))
             QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(),
-                     v != "integer" && v != "dp4a" && v != "dp2a" && v != "separable-mma");
+                     v != "integer" && v != "dp4a" && v != "dp2a" && v != "separable-mma" && v != "rows-mma");
         QCOMPARE(whyNotApplicable("tma", f32, gaussian5, hopper), std::string());
         const std::string oldGpu = whyNotApplicable("tma", f32, gaussian5, ampere);
         QVERIFY2(oldGpu.find("needs a 32-bit float") == 0 && oldGpu.find("compute capability 8.0") != std::string::npos,
@@ -152,11 +152,11 @@ private slots:
                 const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
                 for (int k : {3, 5, 7, 9, 15}) {
                     std::string expected;
-                    // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring, but
-                    // separable-tiles at 15x15 on several channels; on f32 the staged ring up to 5x5, then
-                    // separable-tiles.
+                    // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring, but at
+                    // 15x15 rows-mma on one channel and separable-tiles on several; on f32 the staged ring
+                    // up to 5x5, then separable-tiles.
                     if (depth == CV_8U) expected = "integer";
-                    else if (depth == CV_16U) expected = k == 15 && channels > 1 ? "separable-tiles" : "separable";
+                    else if (depth == CV_16U) expected = k < 15 ? "separable" : channels == 1 ? "rows-mma" : "separable-tiles";
                     else expected = k <= 5 ? "separable" : "separable-tiles";
                     const std::string label = kl::depthName(depth) + " x" + std::to_string(channels) + " box " +
                                               std::to_string(k);
@@ -207,7 +207,7 @@ private slots:
         QCOMPARE(kl::gpu::resolvedVariant("auto", kltest::randomImage(37, 23, CV_32F, 1, 11), huge, hopper),
                  std::string("shared"));
         // Gaussian 15x15 on u8: separable-mma from compute capability 8.0 (its tensor-core column pass);
-        // before, the ring on one channel and separable-tiles on several. Not on u16.
+        // before, the ring on one channel and separable-tiles on several. Not on u16 ...
         const kl::Conv2DSpec gaussian15 = spec(kl::Conv2DPreset::Gaussian, 15);
         const DeviceInfo turing = device(7, 5);
         for (int channels : {1, 3, 4}) {
@@ -218,8 +218,23 @@ private slots:
                      std::string(channels == 1 ? "separable" : "separable-tiles"));
         }
         QCOMPARE(kl::gpu::resolvedVariant("auto", u16, gaussian15, hopper), std::string("separable-tiles"));
+        // ... and on one u16 channel rows-mma from compute capability 8.0 (its tensor-core row pass), but not
+        // at 9x9.
+        const cv::Mat u16Single = kltest::randomImage(37, 23, CV_16U, 1, 62);
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16Single, gaussian15, hopper), std::string("rows-mma"));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16Single, gaussian15, ampere), std::string("rows-mma"));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16Single, gaussian15, turing), std::string("separable"));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16Single, spec(kl::Conv2DPreset::Gaussian, 9), hopper), std::string("separable"));
         QVERIFY(whyNotApplicable("separable-mma", u8, gaussian15, turing).find("compute capability 7.5") != std::string::npos);
         QVERIFY(whyNotApplicable("separable-mma", f32, gaussian15, hopper).find("needs a u8 or u16 image") == 0);
+        // rows-mma: one u16 channel, from compute capability 8.0.
+        QCOMPARE(whyNotApplicable("rows-mma", u16Single, gaussian15, ampere), std::string());
+        const std::string threeChannels = whyNotApplicable("rows-mma", u16, gaussian15, hopper);
+        QVERIFY2(threeChannels.find("needs a one-channel u16 image") == 0 && threeChannels.find("this is 23x37 u16 x3") != std::string::npos,
+                 threeChannels.c_str());
+        QVERIFY(whyNotApplicable("rows-mma", u16Single, gaussian15, turing).find("compute capability 7.5") != std::string::npos);
+        QVERIFY(whyNotApplicable("rows-mma", u16Single, spec(kl::Conv2DPreset::Sharpen, 3), hopper).find("non-separable 3x3 kernel") !=
+                std::string::npos);
     }
 
     // A build for sm_75 only runs on newer GPUs as PTX the driver compiles, whose code lacks the
@@ -235,13 +250,16 @@ private slots:
         kl::Conv2DSpec fullRank;
         fullRank.kernel = kltest::randomImage(9, 9, CV_32F, 1, 72);
         for (const auto& [variant, image, conv] :
-             {std::tuple{"tma", f32, nineByNine}, std::tuple{"separable-mma", u8, fifteen}}) {
+             {std::tuple{"tma", f32, nineByNine}, std::tuple{"separable-mma", u8, fifteen},
+              std::tuple{"rows-mma", kltest::randomImage(37, 23, CV_16U, 1, 73), fifteen}}) {
             QCOMPARE(whyNotApplicable(variant, image, conv, device(9, 0)), std::string());
             const std::string reason = whyNotApplicable(variant, image, conv, hopperRunningSm75);
             QVERIFY2(reason.find("compute capability 9.0, device code 7.5") != std::string::npos, reason.c_str());
         }
         QCOMPARE(kl::gpu::resolvedVariant("auto", f32, fullRank, hopperRunningSm75), std::string("shared"));
         QCOMPARE(kl::gpu::resolvedVariant("auto", u8, fifteen, hopperRunningSm75), std::string("separable"));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", kltest::randomImage(37, 23, CV_16U, 1, 74), fifteen, hopperRunningSm75),
+                 std::string("separable"));
         QCOMPARE(whyNotApplicable("tma", u8, kl::HistogramSpec{}, device(9, 0)), std::string());
         QVERIFY(whyNotApplicable("tma", u8, kl::HistogramSpec{}, hopperRunningSm75).find("device code 7.5") !=
                 std::string::npos);

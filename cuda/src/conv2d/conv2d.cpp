@@ -5,13 +5,13 @@
 // choice, and the chunked run. The variants live in one .cu per family, each with
 // its kernels and constant memory: conv2d_direct.cu (naive, constant), conv2d_tiled.cu (shared,
 // tma), conv2d_separable.cu (separable, separable-tiles, separable-mma, integer, staged-rows),
-// conv2d_dp4a.cu (dp4a, dp2a).
+// conv2d_rows_mma.cu (rows-mma), conv2d_dp4a.cu (dp4a, dp2a).
 //
 // auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
 // shared wherever they apply). Else, for rank-1 kernels of compiled sizes, separable-mma on u8 at
-// 15x15, the separable ring (on u8/u16 from staged tiles) or separable-tiles where each measured
-// faster (autoConv2d);
+// 15x15, rows-mma on one u16 channel at 15x15, the separable ring (on u8/u16 from staged tiles) or
+// separable-tiles where each measured faster (autoConv2d);
 // separable for other rank-1 sizes from 500 taps on; but on f32 separable (the staged ring) for rank-1
 // 3x3 and 5x5 kernels and staged-rows for the other kernels up to 7x7 but rank-1 7x7 ones.
 // Otherwise staged-rows for u8/u16 up to 7x7, tma where it applies up to 9x9, shared elsewhere.
@@ -28,7 +28,7 @@
 // within that band of a tie. separable-mma's column pass sums on tensor cores
 // (exact products; the sums truncate, smallest products first), so near ties its
 // results differ from the reference more often: 0.33% of a u16 15x15's outputs
-// on noise, 0.002% of a u8's.
+// on noise, 0.002% of a u8's. rows-mma's row pass sums on tensor cores the same way.
 //
 // Chunks are horizontal strips of output rows. Chunk c owns a slice of the
 // device input buffer holding (strip rows + 2 * ry) rows, ry = kRows / 2: slice
@@ -115,6 +115,8 @@ const char* autoConv2d(const Conv2dProblem& p)
         // u8 15x15: separable-mma 1.09-1.15x faster than the ring (one channel) and separable-tiles.
         if (compiled && kRows == 15 && p.input.depth() == CV_8U && conv2dVariants().whyNot("separable-mma", p).empty())
             return "separable-mma";
+        // u16 15x15 on one channel: rows-mma 1.07-1.10x faster than the ring; at 9x9 the ring was 1.17-1.21x faster.
+        if (compiled && kRows == 15 && conv2dVariants().whyNot("rows-mma", p).empty()) return "rows-mma";
         const bool ring = compiled && !f32 && (kRows < 15 || p.input.channels() == 1);
         if (ring && conv2dVariants().whyNot("separable", p).empty()) return "separable";
         if (compiled && kRows >= (f32 ? 7 : 9)) return "separable-tiles";
@@ -189,7 +191,7 @@ size_t Conv2dRun::sliceStart(int chunk) const { return size_t(chunk) * size_t(ro
 const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants()
 {
     static const VariantRegistry<Conv2dProblem, Conv2dLaunch> registry(
-        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), separableMmaConv2d(), integerConv2d(), dp4aConv2d(), dp2aConv2d(), stagedRowsConv2d()},
+        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), separableMmaConv2d(), rowsMmaConv2d(), integerConv2d(), dp4aConv2d(), dp2aConv2d(), stagedRowsConv2d()},
         autoConv2d);
     return registry;
 }

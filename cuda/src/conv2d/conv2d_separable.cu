@@ -351,46 +351,9 @@ void computeSeparableTiles(const Conv2dRun& run, int chunk, cudaStream_t stream)
     KL_CHECK_LAUNCH();
 }
 
-/// separable-mma's taps: the column taps times 2^exponent as two f16 halves each, and the row taps
-/// times 2^(24 - exponent) for the row pass.
-struct SplitTaps {
-    std::vector<float> high, low;
-    std::vector<float> row;
-};
-
-std::optional<SplitTaps> mmaTaps(const SeparableKernel& factors)
-{
-    const double largest = largestMagnitude(factors.column);
-    const int exponent = largest == 0 ? 0 : 6 - std::ilogb(largest);
-    SplitTaps taps;
-    for (float tap : factors.column) {
-        const float scaled = std::ldexp(tap, exponent);
-        const float high = __half2float(__float2half_rn(scaled)), low = __half2float(__float2half_rn(scaled - high));
-        if (std::fabs(double(scaled) - high - low) > std::ldexp(std::fabs(double(scaled)), -22)) return std::nullopt;
-        taps.high.push_back(high);
-        taps.low.push_back(low);
-    }
-    for (float tap : factors.row) {
-        const float scaled = std::ldexp(tap, 24 - exponent);
-        if (tap != 0 && !(std::fabs(scaled) >= FLT_MIN && std::fabs(scaled) <= FLT_MAX)) return std::nullopt;
-        taps.row.push_back(scaled);
-    }
-    return taps;
-}
-
 std::string whyNotSeparableMma(const Conv2dProblem& p)
 {
-    const int depth = p.input.depth();
-    const bool borderFits =
-        p.spec.border != BorderMode::Constant || isImageValue(p.spec.borderValue, depth == CV_8U ? 255.0 : 65535.0);
-    const bool applies = depth != CV_32F && p.factors && isCompiledSize(p.kRows, p.kCols) && borderFits &&
-                         p.device.deviceCodeArchitecture >= 800 && mmaTaps(*p.factors);
-    if (applies) return {};
-    return "needs a u8 or u16 image, a rank-1 kernel of a square compiled size (" + compiledSizesText("or") +
-           ") whose column taps lie within about 2^9 of the largest (each is two f16 halves to 22 bits), a "
-           "constant border value, if any, that is an image value, and a GPU of compute capability 8.0 or newer "
-           "running device code built for 8.0 or newer; this is " + describeImage(p.input) + ", a " +
-           (p.factors ? "" : "non-separable ") + p.kernelSize() + " kernel, " + describeCompute(p.device);
+    return whyNotMmaVariant(p, p.input.depth() != CV_32F, "a u8 or u16 image", false);
 }
 
 /// Calls f(kernel, shared bytes) with separable-mma's kernel for `run` (u8/u16, a square compiled size).
@@ -406,12 +369,8 @@ template <typename F> void withMmaKernel(const Conv2dRun& run, F&& f)
 /// The kernel's A fragments (MmaTapFragments) of `taps` for a K x K kernel on `planes` byte planes:
 /// register r of lane l at r * 32 + l, so that a warp loads each register in one transaction: each
 /// lane's taps lie at its own indices, which constant memory would serve one index at a time.
-std::vector<uint32_t> mmaTapFragments(const SplitTaps& taps, int kRows, int planes)
+std::vector<uint32_t> mmaTapFragments(const SplitTaps& taps, int planes)
 {
-    const auto bits = [&](int half, int plane, int i) -> uint32_t {
-        const float tap = i >= 0 && i < kRows ? (half ? taps.low : taps.high)[size_t(i)] * (plane ? 256.0f : 1.0f) : 0.0f;
-        return __half_raw(__float2half_rn(tap)).x;
-    };
     std::vector<uint32_t> fragments;
     for (int c = 0; c < kMmaChunks; ++c)
         for (int p = 0; p < planes; ++p)
@@ -421,7 +380,7 @@ std::vector<uint32_t> mmaTapFragments(const SplitTaps& taps, int kRows, int plan
                         // register e: row g (+8 for odd e), columns 2q and 2q + 1 (+8 from e = 2)
                         const int g = lane / 4, q = lane % 4;
                         const int i = kMmaTileRows * c + 2 * q + 8 * (e / 2) - (g + 8 * (e % 2));
-                        fragments.push_back(bits(h, p, i) | bits(h, p, i + 1) << 16);
+                        fragments.push_back(mmaTapBits(taps, h, p, i) | uint32_t(mmaTapBits(taps, h, p, i + 1)) << 16);
                     }
     return fragments;
 }
@@ -432,12 +391,12 @@ void prepareSeparableMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCac
         optInSharedMemory(kernel, bytes, kTilesThreads);
         run.stagedSlots = residentBlocks(kernel, kTilesThreads, bytes, run.multiprocessors);
     });
-    const SplitTaps taps = *mmaTaps(*problem.factors);
-    const std::vector<uint32_t> fragments = mmaTapFragments(taps, run.kRows, run.inDepth == CV_8U ? 1 : 2);
+    const SplitTaps taps = *splitMmaTaps(problem.factors->column, problem.factors->row);
+    const std::vector<uint32_t> fragments = mmaTapFragments(taps, run.inDepth == CV_8U ? 1 : 2);
     const size_t bytes = fragments.size() * sizeof(uint32_t);
     run.mmaFragments = static_cast<uint32_t*>(cache.device("conv2d.mma-fragments", bytes));
     KL_CUDA_TRY(cudaMemcpyAsync(run.mmaFragments, fragments.data(), bytes, cudaMemcpyHostToDevice, stream));
-    copyToSymbol(cRowTaps, taps.row, stream);
+    copyToSymbol(cRowTaps, taps.scaled, stream);
     KL_CUDA_TRY(cudaStreamSynchronize(stream));  // the taps are pageable and about to go
 }
 
@@ -549,6 +508,49 @@ void computeStagedRows(const Conv2dRun& run, int chunk, cudaStream_t stream)
 }
 
 } // namespace
+
+std::optional<SplitTaps> splitMmaTaps(const std::vector<float>& mmaPass, const std::vector<float>& fmaPass)
+{
+    const double largest = largestMagnitude(mmaPass);
+    const int exponent = largest == 0 ? 0 : 6 - std::ilogb(largest);
+    SplitTaps taps;
+    for (float tap : mmaPass) {
+        const float scaled = std::ldexp(tap, exponent);
+        const float high = __half2float(__float2half_rn(scaled)), low = __half2float(__float2half_rn(scaled - high));
+        if (std::fabs(double(scaled) - high - low) > std::ldexp(std::fabs(double(scaled)), -22)) return std::nullopt;
+        taps.high.push_back(high);
+        taps.low.push_back(low);
+    }
+    for (float tap : fmaPass) {
+        const float scaled = std::ldexp(tap, 24 - exponent);
+        if (tap != 0 && !(std::fabs(scaled) >= FLT_MIN && std::fabs(scaled) <= FLT_MAX)) return std::nullopt;
+        taps.scaled.push_back(scaled);
+    }
+    return taps;
+}
+
+std::string whyNotMmaVariant(const Conv2dProblem& p, bool imageFits, const std::string& imageNeeded, bool rowPass)
+{
+    const bool borderFits = p.spec.border != BorderMode::Constant ||
+                            isImageValue(p.spec.borderValue, p.input.depth() == CV_8U ? 255.0 : 65535.0);
+    const bool applies = imageFits && p.factors && isCompiledSize(p.kRows, p.kCols) && borderFits &&
+                         p.device.deviceCodeArchitecture >= 800 &&
+                         (rowPass ? splitMmaTaps(p.factors->row, p.factors->column)
+                                  : splitMmaTaps(p.factors->column, p.factors->row));
+    if (applies) return {};
+    return "needs " + imageNeeded + ", a rank-1 kernel of a square compiled size (" + compiledSizesText("or") + ") whose " +
+           (rowPass ? "row" : "column") +
+           " taps lie within about 2^9 of the largest (each is two f16 halves to 22 bits), a constant border value, if "
+           "any, that is an image value, and a GPU of compute capability 8.0 or newer running device code built for 8.0 "
+           "or newer; this is " + describeImage(p.input) + ", a " + (p.factors ? "" : "non-separable ") +
+           p.kernelSize() + " kernel, " + describeCompute(p.device);
+}
+
+uint16_t mmaTapBits(const SplitTaps& taps, int half, int plane, int i)
+{
+    const float tap = i >= 0 && i < int(taps.high.size()) ? (half ? taps.low : taps.high)[size_t(i)] * (plane ? 256.0f : 1.0f) : 0.0f;
+    return __half_raw(__float2half_rn(tap)).x;
+}
 
 Conv2dVariant separableConv2d()
 {

@@ -8,10 +8,11 @@
 // f16 where it must be:
 // - each input byte x is the f16 subnormal x * 2^-24 (its bits are the byte: one byte permute for
 //   two elements), so u8 elements are one plane and u16 elements two, the low and the high bytes;
-// - each column tap, times 2^s, is split into two f16 halves (mmaTaps), which hold it to 22 bits
+// - each column tap, times 2^s, is split into two f16 halves (splitMmaTaps), which hold it to 22 bits
 //   or more; the high bytes' taps are also times 2^8 (mmaTapFragments).
 // Products are exact in the f32 sums. The row pass then sums the mid rows as separable-tiles' does
 // (bandRowSums), with row taps times 2^(24 - s), so every power of two cancels exactly.
+#include "conv2d_mma.cuh"
 #include "conv2d_separable_tiles.cuh"
 
 #include <cuda_fp16.h>
@@ -158,17 +159,6 @@ __device__ void loadColumnFragments(const uint16_t* row, uint32_t (&b)[4])
                  : "memory");
 }
 
-/// d += a * b (m16n8k16, f16 in, f32 sums).
-__device__ void mmaAccumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-#if __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
-
 /// The column pass for output rows y .. y + kTileStep - 1 into mid: each warp takes (tile of 16
 /// rows, group of 16 columns) tasks in turn. Rows past the step's are summed too, from whatever the
 /// ring holds there (finite: staged elements or the zeros it starts with); they are never stored.
@@ -255,7 +245,7 @@ __device__ void mmaRowPass(const StripArgs<In, Out>& a, const float* mid, int x0
     }
 }
 
-/// separable-mma (u8/u16, square compiled sizes, rank-1 taps that mmaTaps splits; sm_80+):
+/// separable-mma (u8/u16, square compiled sizes, rank-1 taps whose column taps splitMmaTaps splits; sm_80+):
 /// separable-tiles' bands, strips and steps, with the passes the other way round. Each step stages
 /// kTileStep input rows as f16 planes into the ring, sums the step's output rows down the ring on
 /// tensor cores into mid (mmaColumnPass), and then along mid's rows (mmaRowPass). The next step's

@@ -60,6 +60,22 @@ bool takesStagedRing(int inDepth, int kRows, int kCols);
 /// kConv2dCompiledSizes as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
 std::string compiledSizesText(const char* lastJoin);
 
+/// The taps of a rank-1 kernel for the mma variants, whose one pass sums on tensor cores and the
+/// other in f32 fma chains: the tensor-core pass's taps times 2^e (the largest in [2^6, 2^7)) as two
+/// f16 halves each, `high` + `low`, and the other pass's times 2^(24 - e), `scaled`. The tensor cores
+/// take each input byte as the f16 subnormal byte * 2^-24, so every power of two cancels exactly.
+struct SplitTaps {
+    std::vector<float> high, low;
+    std::vector<float> scaled;
+};
+/// The split, or nullopt where two f16 halves leave a tap of `mmaPass` off by more than 2^-22 of
+/// itself (taps about 2^9 or more below the largest) or a scaled tap of `fmaPass` leaves f32's
+/// normal range (conv2d_separable.cu).
+std::optional<SplitTaps> splitMmaTaps(const std::vector<float>& mmaPass, const std::vector<float>& fmaPass);
+/// The f16 bits of tap i's `half` (0: high, 1: low) on byte plane `plane` (1: the high bytes, whose
+/// taps are times 2^8), 0 outside the kernel: the mma fragments' entries (conv2d_separable.cu).
+uint16_t mmaTapBits(const SplitTaps& taps, int half, int plane, int i);
+
 /// One conv2d problem, with what the variants' checks and launches derive from it once.
 struct Conv2dProblem {
     Conv2dProblem(const cv::Mat& input, const Conv2DSpec& spec, const DeviceInfo& device);  ///< validates
@@ -73,6 +89,12 @@ struct Conv2dProblem {
     [[nodiscard]] std::string kernelSize() const;    ///< "5x3" (columns x rows)
 };
 
+/// Why an mma variant does not run `p` (empty where it does): it needs `imageNeeded` (`imageFits`), a
+/// rank-1 kernel of a square compiled size whose tensor-core pass's taps (the row taps for `rowPass`,
+/// else the column taps) splitMmaTaps splits, a constant border value the depth holds, and device
+/// code for compute capability 8.0 or newer (conv2d_separable.cu).
+std::string whyNotMmaVariant(const Conv2dProblem& p, bool imageFits, const std::string& imageNeeded, bool rowPass);
+
 /// One run's device buffers and its strips of output rows. Strip c owns a slice of the input
 /// buffer holding its rows plus the kernel's halo (see conv2d.cpp).
 struct Conv2dRun {
@@ -80,7 +102,7 @@ struct Conv2dRun {
     std::byte* out = nullptr;
     float* mid = nullptr;   ///< separable (two passes): the row pass's f32 result per slice element
     float* taps = nullptr;  ///< naive: the taps in global memory
-    uint32_t* mmaFragments = nullptr;  ///< separable-mma: the column taps as A fragments (mmaTapFragments)
+    uint32_t* mmaFragments = nullptr;  ///< separable-mma, rows-mma: the taps as mma fragments
     size_t inPitch = 0, outPitch = 0;  ///< bytes from one device row to the next
     int rows = 0, cols = 0, channels = 0, inDepth = 0, outDepth = 0, kRows = 0, kCols = 0;
     BorderMode border = BorderMode::Replicate;
@@ -129,6 +151,7 @@ Conv2dVariant tmaConv2d();        // conv2d_tiled.cu
 Conv2dVariant separableConv2d();  // conv2d_separable.cu
 Conv2dVariant separableTilesConv2d();  // conv2d_separable.cu
 Conv2dVariant separableMmaConv2d();  // conv2d_separable.cu
+Conv2dVariant rowsMmaConv2d();    // conv2d_rows_mma.cu
 Conv2dVariant integerConv2d();    // conv2d_separable.cu
 Conv2dVariant stagedRowsConv2d();  // conv2d_separable.cu
 Conv2dVariant dp4aConv2d();       // conv2d_dp4a.cu

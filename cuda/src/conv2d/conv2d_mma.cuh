@@ -1,0 +1,22 @@
+#pragma once
+// The tensor-core product conv2d's mma variants share (separable-mma, rows-mma). Each variant's
+// fragments hold exact f16 values: input bytes as f16 subnormals and taps as two f16 halves
+// (splitMmaTaps), so the products are exact in the f32 sums.
+#include <cstdint>
+
+namespace kl::gpu {
+namespace {
+
+/// d += a * b (m16n8k16, f16 in, f32 sums).
+__device__ void mmaAccumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+#if __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+} // namespace
+} // namespace kl::gpu
