@@ -7,6 +7,11 @@
 namespace kl::gpu {
 namespace {
 
+/// The low bytes of a word's two u16 elements as two f16 subnormals (byte * 2^-24), in element order.
+__device__ uint32_t lowBytes(uint32_t w) { return __byte_perm(w, 0, 0x4240); }
+/// The high bytes of a word's two u16 elements as two f16 subnormals, in element order.
+__device__ uint32_t highBytes(uint32_t w) { return __byte_perm(w, 0, 0x4341); }
+
 /// d += a * b (m16n8k16, f16 in, f32 sums).
 __device__ void mmaAccumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
 {

@@ -2,11 +2,12 @@
 // images, with the row pass on tensor cores and the column pass in registers.
 //
 // Each block owns a band of kRowsMmaBand output columns and walks a strip of its rows in batches of
-// kRowsMmaBatch slice rows, staged by cp.async two batches ahead (the few elements past the row ends
-// through borderIndex, loaded a batch before they are stored). The row pass is a product of the
-// staged rows and a banded matrix of row taps: for 8 output columns n and 16 input columns k,
-// D[m][n] = sum_k A[m][k] * B[k][n] with A the batch's 16 rows (mma.m16n8k16, f16 in, f32 sums). It
-// is exact in f16 where it must be: each u16 element is two f16 subnormals, its low and its high
+// kRowsMmaBatch slice rows, staged by cp.async a batch ahead (the few elements past the row ends
+// through borderIndex, loaded while the batch before is summed). The row pass is a product of the
+// staged rows and a banded matrix of row taps: for 8 output columns n and a block of 8 input
+// columns, D[m][n] = sum_k A[m][k] * B[k][n] with A the batch's 16 rows and k the block's low bytes,
+// then its high bytes (mma.m16n8k16, f16 in, f32 sums; 3 blocks and 2 tap halves, 6 mma, a tile).
+// It is exact in f16 where it must be: each u16 element is two f16 subnormals, its low and its high
 // byte (two byte permutes a register), and each row tap two f16 halves (splitMmaTaps), the high
 // bytes' times 2^8, so every product is exact. The row sums go through shared memory; each thread
 // then adds every row of its two columns' sums to the 16 output rows pending in a register ring
@@ -14,7 +15,9 @@
 //
 // Against separable-mma (the column pass on tensor cores, the row pass from shared memory) each
 // output costs fewer instructions: the tensor cores read the staged u16 as it lies, and the column
-// pass reads one float2 of sums a row for 2 * K multiply-adds (docs/performance.md, "Fifty-first step").
+// pass reads one float2 of sums a row for 2 * K multiply-adds. Blocks of 8 columns take 6 mma a
+// tile where blocks of 16 took 8, and leave registers for 4 blocks an SM (docs/performance.md,
+// "Fifty-first step" and "Fifty-second step").
 #include "conv2d_device.cuh"
 #include "conv2d_mma.cuh"
 
@@ -27,13 +30,14 @@ namespace {
 constexpr int kRowsMmaThreads = 128, kRowsMmaWarps = kRowsMmaThreads / 32;
 /// Output columns a block's band: two a thread in the column pass, 32 mma tiles of 8.
 constexpr int kRowsMmaBand = 2 * kRowsMmaThreads;
+constexpr int kRowsMmaWarpColumns = kRowsMmaBand / kRowsMmaWarps;
 /// Slice rows a batch: the mma's 16 rows, and the ring's 16 pending output rows, so that a row's
 /// place in the ring is a constant in the unrolled batch.
 constexpr int kRowsMmaBatch = 16;
-constexpr int kRowsMmaSlots = 3;  ///< staged batches: the one summed and two in flight
+constexpr int kRowsMmaSlots = 2;  ///< staged batches: the one summed and the next in flight
 constexpr int kRowsMmaMaxSize = kConv2dCompiledSizes.back();
-static_assert(kRowsMmaMaxSize <= 15, "the tap fragments' offsets -1 .. 2 and the ring of 16 reach 15 taps");
-/// Staged columns each side of the band: one 16-column block, the mma's k.
+static_assert(kRowsMmaMaxSize <= 15, "the tap fragments' block offsets -1 .. 1 and the ring of 16 reach 15 taps");
+/// Staged columns each side of the band, of which the row pass's outer blocks read 8.
 constexpr int kRowsMmaMargin = 16;
 constexpr int kRowsMmaStagedColumns = kRowsMmaBand + 2 * kRowsMmaMargin;
 constexpr int kRowsMmaCopiesPerRow = kRowsMmaStagedColumns / 8;  ///< 16-byte copies
@@ -47,28 +51,27 @@ constexpr size_t kRowsMmaSharedBytes =
     kRowsMmaSlots * kRowsMmaSlotElements * sizeof(uint16_t) + 2 * kRowsMmaSumElements * sizeof(float);
 static_assert(kRowsMmaSlots * kRowsMmaSlotElements * sizeof(uint16_t) % 16 == 0 && (kRowsMmaSlotStride / 8) % 2 == 1,
               "slots 16-byte aligned, rows an odd number of 16 bytes apart");
-/// Tile offsets d = t - 2c of output tile t (8 columns) over input block c (16 columns) that hold
-/// taps at K <= 15: -1 .. 2.
-constexpr int kRowsMmaOffsets = 4;
+/// Offsets d = c - t of input block c over output tile t (8 columns each) that hold taps at K <= 15:
+/// -1 .. 1.
+constexpr int kRowsMmaOffsets = 3;
 
 __constant__ float cRowsMmaColumnTaps[kRowsMmaMaxSize];  // the column taps times 2^(24 - e) (SplitTaps::scaled)
 
-/// The row taps as mma B fragments (16 x 8, k x n), loaded from `fragments` (rowTapFragments): b[o]
-/// for offset d = o - 1, plane p (the low bytes, then the high bytes' taps times 2^8) and half h
-/// (splitMmaTaps' high, then low): B[k][n] = row tap k - n - 8d + K/2, 0 outside the kernel.
+/// The row taps as mma B fragments (16 x 8, k x n), loaded from `fragments` (rowTapFragments):
+/// b[o][h] for block offset d = o - 1 and half h (splitMmaTaps' high, then low), register 0 the low
+/// bytes' (k 0 .. 7) and register 1 the high bytes' (k 8 .. 15, the taps times 2^8): B[k][n] = row
+/// tap k % 8 - n + 8d + K/2, 0 outside the kernel.
 struct RowTapFragments {
-    uint32_t b[kRowsMmaOffsets][2][2][2];
+    uint32_t b[kRowsMmaOffsets][2][2];
     __device__ explicit RowTapFragments(const uint32_t* fragments)
     {
         const int lane = threadIdx.x % 32;
 #pragma unroll
         for (int d = 0; d < kRowsMmaOffsets; ++d)
 #pragma unroll
-            for (int p = 0; p < 2; ++p)
+            for (int h = 0; h < 2; ++h)
 #pragma unroll
-                for (int h = 0; h < 2; ++h)
-#pragma unroll
-                    for (int r = 0; r < 2; ++r) b[d][p][h][r] = __ldg(fragments + (((d * 2 + p) * 2 + h) * 2 + r) * 32 + lane);
+                for (int r = 0; r < 2; ++r) b[d][h][r] = __ldg(fragments + ((d * 2 + h) * 2 + r) * 32 + lane);
     }
 };
 
@@ -105,8 +108,8 @@ __device__ bool copyInside(int x0, int c, int cols)
 }
 
 /// The edge columns' elements of a staged batch (16 rows x EdgeColumns::count), this thread's
-/// elements i = threadIdx.x + kRowsMmaThreads * m: loaded while the batch before it is summed and
-/// stored into its slot a batch later, so that no thread waits on them.
+/// elements i = threadIdx.x + kRowsMmaThreads * m: loaded before the batch before it is summed and
+/// stored into its slot after, so that no thread waits on them.
 constexpr int kRowsMmaFillsPerThread = 3;
 static_assert(kRowsMmaBatch * (kRowsMmaMaxSize / 2 + 7 + kRowsMmaMaxSize / 2) <= kRowsMmaFillsPerThread * kRowsMmaThreads,
               "every edge element of a batch has a thread");
@@ -179,63 +182,49 @@ __device__ __noinline__ void stageBorderBatch(StripArgs<uint16_t, Out> a, int x0
     });
 }
 
-/// A 16 x 16 block of staged elements as two A fragments (m16 x k16, row-major): the low bytes',
-/// then the high bytes', as f16 subnormals. `row` is this lane's row address for ldmatrix.
-__device__ void loadBytePlanes(const uint16_t* row, uint32_t (&planes)[2][4])
-{
-    uint32_t raw[4];
-    const unsigned address = unsigned(__cvta_generic_to_shared(row));
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(raw[0]), "=r"(raw[1]), "=r"(raw[2]), "=r"(raw[3])
-                 : "r"(address)
-                 : "memory");
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-        planes[0][e] = __byte_perm(raw[e], 0, 0x4240);
-        planes[1][e] = __byte_perm(raw[e], 0, 0x4341);
-    }
-}
-
-/// The row pass of a staged batch into `sums` (16 rows of the band's columns): warp w takes the 4
-/// groups of 16 output columns from 64w, two at a time. Group j's two tiles of 8 read input blocks
-/// j - 1 and j (offsets 2 and 0), and j and j + 1 (offsets 1 and -1); block j - 1 is staged block j.
-/// Each tile's products go into its sums in one order, but the two groups' four tiles take turns, so
-/// that each mma waits on its tile's last one less (docs/performance.md, "Fifty-first step").
+/// The row pass of a staged batch into `sums` (16 rows of the band's columns): warp w takes the 8
+/// output tiles (8 columns) from 64w, four at a time. Tile t reads input blocks (8 columns) t - 1 ..
+/// t + 1, block c at index c + 1 of the four tiles' six, each one A fragment (m16 x k16): its 16 rows'
+/// low bytes in k 0 .. 7 and high bytes in k 8 .. 15, as f16 subnormals, from half an ldmatrix.x4.
+/// The four tiles take turns, so that each mma waits on its tile's last one less.
 __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments& taps)
 {
-    constexpr int groups = kRowsMmaBand / 16 / kRowsMmaWarps;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
-    // ldmatrix: lanes 8i .. 8i + 7 address matrix i's rows: rows 0-7 / 8-15 of columns 0-7, then 8-15
-    const uint16_t* row = slot + (lane % 8 + 8 * (lane / 8 % 2)) * kRowsMmaSlotStride + 8 * (lane / 16) + 16 * groups * warp;
-    uint32_t block[4][2][4];  // staged blocks j .. j + 3 of groups j and j + 1, at index (block % 4)
-    loadBytePlanes(row, block[0]);
-    loadBytePlanes(row + 16, block[1]);
+    // ldmatrix: lanes 8i .. 8i + 7 address matrix i's rows: rows 0-7 / 8-15 of columns 0-7, then 8-15,
+    // from the warp's first input block (staged column 64w + kRowsMmaMargin - 8).
+    const uint16_t* row = slot + (lane % 8 + 8 * (lane / 8 % 2)) * kRowsMmaSlotStride + 8 * (lane / 16) +
+                          kRowsMmaWarpColumns * warp + kRowsMmaMargin - 8;
 #pragma unroll
-    for (int j = 0; j < groups; j += 2) {
-        loadBytePlanes(row + 16 * (j + 2), block[(j + 2) % 4]);
-        loadBytePlanes(row + 16 * (j + 3), block[(j + 3) % 4]);
-        // The smallest products first (the taps' low halves, then the low bytes'), as separable-mma's.
-        float even[2][4] = {}, odd[2][4] = {};
+    for (int quad = 0; quad < 2; ++quad) {
+        uint32_t block[6][4];
+#pragma unroll
+        for (int i = 0; i < 3; ++i) {
+            uint32_t raw[4];
+            const unsigned address = unsigned(__cvta_generic_to_shared(row + 16 * (2 * quad + i)));
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(raw[0]), "=r"(raw[1]), "=r"(raw[2]), "=r"(raw[3])
+                         : "r"(address)
+                         : "memory");
+#pragma unroll
+            for (int c = 0; c < 2; ++c) {
+                uint32_t(&a)[4] = block[2 * i + c];
+                a[0] = lowBytes(raw[2 * c]), a[1] = lowBytes(raw[2 * c + 1]);
+                a[2] = highBytes(raw[2 * c]), a[3] = highBytes(raw[2 * c + 1]);
+            }
+        }
+        // The smallest products first (the taps' low halves), as separable-mma's.
+        float tile[4][4] = {};
 #pragma unroll
         for (int h = 1; h >= 0; --h)
 #pragma unroll
-            for (int p = 0; p < 2; ++p) {
+            for (int d = 0; d < kRowsMmaOffsets; ++d)
 #pragma unroll
-                for (int n = 0; n < 2; ++n) mmaAccumulate(even[n], block[(j + n) % 4][p], taps.b[3][p][h][0], taps.b[3][p][h][1]);
+                for (int t = 0; t < 4; ++t) mmaAccumulate(tile[t], block[t + d], taps.b[d][h][0], taps.b[d][h][1]);
 #pragma unroll
-                for (int n = 0; n < 2; ++n) mmaAccumulate(odd[n], block[(j + n + 1) % 4][p], taps.b[2][p][h][0], taps.b[2][p][h][1]);
-#pragma unroll
-                for (int n = 0; n < 2; ++n) mmaAccumulate(even[n], block[(j + n + 1) % 4][p], taps.b[1][p][h][0], taps.b[1][p][h][1]);
-#pragma unroll
-                for (int n = 0; n < 2; ++n) mmaAccumulate(odd[n], block[(j + n + 2) % 4][p], taps.b[0][p][h][0], taps.b[0][p][h][1]);
-            }
-#pragma unroll
-        for (int n = 0; n < 2; ++n) {
-            float* target = sums + g * kRowsMmaSumStride + 16 * (groups * warp + j + n) + 2 * q;
-            *reinterpret_cast<float2*>(target) = make_float2(even[n][0], even[n][1]);
-            *reinterpret_cast<float2*>(target + 8 * kRowsMmaSumStride) = make_float2(even[n][2], even[n][3]);
-            *reinterpret_cast<float2*>(target + 8) = make_float2(odd[n][0], odd[n][1]);
-            *reinterpret_cast<float2*>(target + 8 * kRowsMmaSumStride + 8) = make_float2(odd[n][2], odd[n][3]);
+        for (int t = 0; t < 4; ++t) {
+            float* target = sums + g * kRowsMmaSumStride + kRowsMmaWarpColumns * warp + 8 * (4 * quad + t) + 2 * q;
+            *reinterpret_cast<float2*>(target) = make_float2(tile[t][0], tile[t][1]);
+            *reinterpret_cast<float2*>(target + 8 * kRowsMmaSumStride) = make_float2(tile[t][2], tile[t][3]);
         }
     }
 }
@@ -273,10 +262,10 @@ __device__ __forceinline__ void columnPass(const StripArgs<uint16_t, Out>& a, co
 }
 
 /// rows-mma (one-channel u16, square compiled sizes, rank-1 taps whose row taps splitMmaTaps splits;
-/// sm_80+): each block walks strips of its band in batches: stage batch b + 2, sum batch b's rows on
-/// tensor cores, add batch b - 1's row sums down the columns. One barrier a batch.
+/// sm_80+): each block walks strips of its band in batches: stage batch b + 1, sum batch b's rows on
+/// tensor cores, add batch b - 1's row sums down the columns. One barrier a batch; 4 blocks an SM.
 template <typename Out, int K>
-__global__ void __launch_bounds__(kRowsMmaThreads, 3)
+__global__ void __launch_bounds__(kRowsMmaThreads, 4)
     conv2dRowsMma(StripArgs<uint16_t, Out> a, int stripRows, const uint32_t* fragments)
 {
     extern __shared__ float4 sharedStorage[];
@@ -298,17 +287,14 @@ __global__ void __launch_bounds__(kRowsMmaThreads, 3)
             else stageBorderBatch<Out, K>(a, x0, first, slot(b));
             __pipeline_commit();
         };
-        // The slots the first batches take were last read before the previous strip's last barrier.
+        // The slot the first batch takes was last read before the previous strip's last barrier.
         stage(0);
         storeFill(slot(0), x0, edge, fill);
-        if (batches > 1) stage(1);
         float2 ring[kRowsMmaBatch] = {};
         for (int b = 0; b <= batches; ++b) {
-            if (b + 1 < batches) __pipeline_wait_prior(1);
-            else __pipeline_wait_prior(0);
+            __pipeline_wait_prior(0);
             __syncthreads();  // batch b is staged; batch b - 1's row pass and b - 2's column pass are done
-            storeFill(slot(b + 1), x0, edge, fill);
-            if (b + 2 < batches) stage(b + 2);
+            if (b + 1 < batches) stage(b + 1);
             if (b < batches) rowPass(slot(b), sums + (b & 1) * kRowsMmaSumElements, taps);
             if (b > 0) {
                 const int s0 = kRowsMmaBatch * (b - 1);
@@ -318,6 +304,7 @@ __global__ void __launch_bounds__(kRowsMmaThreads, 3)
                 else
                     columnPass<K, true>(a, batchSums, y0, s0, rows, x, columnInside, ring);
             }
+            storeFill(slot(b + 1), x0, edge, fill);
         }
     }
 }
@@ -337,20 +324,19 @@ template <typename F> void withRowsMmaKernel(const Conv2dRun& run, F&& f)
 }
 
 /// RowTapFragments' registers for a K x K kernel: register r of lane l at index
-/// (((d * 2 + p) * 2 + h) * 2 + r) * 32 + l, so that a warp loads each in one transaction.
+/// ((d * 2 + h) * 2 + r) * 32 + l, so that a warp loads each in one transaction.
 std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k)
 {
     std::vector<uint32_t> fragments;
     for (int d = 0; d < kRowsMmaOffsets; ++d)
-        for (int p = 0; p < 2; ++p)
-            for (int h = 0; h < 2; ++h)
-                for (int r = 0; r < 2; ++r)
-                    for (int lane = 0; lane < 32; ++lane) {
-                        // register r: rows (k) 2q and 2q + 1 (+8 for r = 1) of column (n) g; offset d - 1
-                        const int g = lane / 4, q = lane % 4;
-                        const int j = 2 * q + 8 * r - g - 8 * (d - 1) + k / 2;
-                        fragments.push_back(mmaTapBits(taps, h, p, j) | uint32_t(mmaTapBits(taps, h, p, j + 1)) << 16);
-                    }
+        for (int h = 0; h < 2; ++h)
+            for (int r = 0; r < 2; ++r)
+                for (int lane = 0; lane < 32; ++lane) {
+                    // register r: rows (k) 2q and 2q + 1 of column (n) g on byte plane r; offset d - 1
+                    const int g = lane / 4, q = lane % 4;
+                    const int j = 2 * q - g + 8 * (d - 1) + k / 2;
+                    fragments.push_back(mmaTapBits(taps, h, r, j) | uint32_t(mmaTapBits(taps, h, r, j + 1)) << 16);
+                }
     return fragments;
 }
 
@@ -372,8 +358,9 @@ void prepareRowsMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& c
 /// Strips are at least this tall: each restages K - 1 rows.
 constexpr int kRowsMmaMinStripRows = 4 * kRowsMmaBatch;
 /// The waves of resident blocks a grid fills at most. Strips of one wave ran 1.11x slower: the busiest
-/// SM was active 1.21x the mean's cycles (docs/performance.md, "Fifty-first step").
-constexpr int kRowsMmaWaves = 3;
+/// SM was active 1.21x the mean's cycles; 2 to 6 waves ran within 1.5% at 15x15, 4 the fastest at 9x9
+/// (docs/performance.md, "Fifty-first step" and "Fifty-second step").
+constexpr int kRowsMmaWaves = 4;
 
 /// The rows of rows-mma's strips over `rows` rows of `bands` bands (`slots` blocks resident on the whole
 /// GPU) for a K x K kernel: the most strips whose blocks fill at most kRowsMmaWaves waves, each strip's

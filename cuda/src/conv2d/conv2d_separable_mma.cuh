@@ -64,8 +64,8 @@ __device__ void subnormalPlanes(uint4 w, uint8_t, uint4 (&halves)[2])
 }
 __device__ void subnormalPlanes(uint4 w, uint16_t, uint4 (&halves)[2])
 {
-    halves[0] = {__byte_perm(w.x, 0, 0x4240), __byte_perm(w.y, 0, 0x4240), __byte_perm(w.z, 0, 0x4240), __byte_perm(w.w, 0, 0x4240)};
-    halves[1] = {__byte_perm(w.x, 0, 0x4341), __byte_perm(w.y, 0, 0x4341), __byte_perm(w.z, 0, 0x4341), __byte_perm(w.w, 0, 0x4341)};
+    halves[0] = {lowBytes(w.x), lowBytes(w.y), lowBytes(w.z), lowBytes(w.w)};
+    halves[1] = {highBytes(w.x), highBytes(w.y), highBytes(w.z), highBytes(w.w)};
 }
 
 /// A vector's planes (subnormalPlanes) into ring row `slot` from element `column`.
