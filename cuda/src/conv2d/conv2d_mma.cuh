@@ -1,6 +1,6 @@
 #pragma once
-// The tensor-core product conv2d's mma variants share (separable-mma, rows-mma). Each variant's
-// fragments hold exact f16 values: input bytes as f16 subnormals and taps as two f16 halves
+// The tensor-core product and byte planes conv2d's mma variants share (separable-mma, rows-mma). Each
+// variant's fragments hold exact f16 values: input bytes as f16 subnormals and taps as two f16 halves
 // (splitMmaTaps), so the products are exact in the f32 sums.
 #include <cstdint>
 
