@@ -275,11 +275,11 @@ class TestConv2dGpu : public QObject {
     /// Whether separable-mma runs `spec` on `input` (tensorCoreApplies, on the column taps); elsewhere
     /// it is an InvalidArgument.
     bool mmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const { return tensorCoreApplies(input, spec, false); }
-    /// Whether rows-mma runs `spec` on `input` (one u16 channel, tensorCoreApplies on the row taps);
-    /// elsewhere it is an InvalidArgument.
+    /// Whether rows-mma runs `spec` on `input` (u16, tensorCoreApplies on the row taps); elsewhere it is
+    /// an InvalidArgument.
     bool rowsMmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
     {
-        return input.depth() == CV_16U && input.channels() == 1 && tensorCoreApplies(input, spec, true);
+        return input.depth() == CV_16U && tensorCoreApplies(input, spec, true);
     }
     bool applies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
     {
@@ -457,10 +457,11 @@ private slots:
     }
 
     // rows-mma against the reference under the acceptance rule (its row pass sums on tensor cores):
-    // random rank-1 taps of every compiled size on one u16 channel, integer and f32 output, every
-    // border (the constant one at a value u16 holds), sizes from 1x1 to several bands with a partial
-    // last one, all-maximum images; then images of several strips with a partial last batch on 1 and
-    // 3 streams, which agree bit for bit. It refuses what it cannot hold exactly.
+    // random rank-1 taps of every compiled size on u16 images of 1, 3 and 4 channels, integer and f32
+    // output, every border (the constant one at a value u16 holds), sizes from 1x1 (narrower than a
+    // band, both edges in one) to several bands with a partial last one, all-maximum images; then
+    // images of several strips with a partial last batch on 1 and 3 streams, which agree bit for bit.
+    // It refuses what it cannot hold exactly.
     void rowsMmaMatchesReference()
     {
         if (engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
@@ -475,30 +476,32 @@ private slots:
             QVERIFY2(verdict.passed(), kltest::msg(describe(input, spec, "rows-mma") + ": " + verdict.failure));
             if (!spec.floatOutput) total.elements += verdict.elements, total.nearTies += verdict.nearTies;
         };
-        for (int k : kl::gpu::kConv2dCompiledSizes)
-            for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {37, 531}})
-                for (BorderMode border : kBorders) {
-                    cv::Mat input = kltest::randomImage(rows, cols, CV_16U, 1, ++seed);
-                    if (seed % 7 == 0) input.setTo(cv::Scalar::all(65535));
+        for (int channels : {1, 3, 4})
+            for (int k : kl::gpu::kConv2dCompiledSizes)
+                for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {37, 531}})
+                    for (BorderMode border : kBorders) {
+                        cv::Mat input = kltest::randomImage(rows, cols, CV_16U, channels, ++seed);
+                        if (seed % 7 == 0) input.setTo(cv::Scalar::all(65535));
+                        Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, CV_16U, seed % 2 == 0);
+                        spec.borderValue = 40000;
+                        check(input, spec, 1);
+                    }
+        for (int channels : {1, 3, 4})
+            for (int k : {9, 15})
+                for (BorderMode border : {BorderMode::Constant, BorderMode::Wrap, BorderMode::Reflect}) {
+                    const cv::Mat input = kltest::randomImage(1021, 263, CV_16U, channels, ++seed);
                     Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, CV_16U, seed % 2 == 0);
-                    spec.borderValue = 40000;
+                    spec.borderValue = 1234;
                     check(input, spec, 1);
+                    const cv::Mat one = gpu;
+                    check(input, spec, 3);
+                    QVERIFY2(kltest::bitwiseEqual(one, gpu), kltest::msg(describe(input, spec, "rows-mma") + ": 3 streams differ from 1"));
                 }
-        for (int k : {9, 15})
-            for (BorderMode border : {BorderMode::Constant, BorderMode::Wrap, BorderMode::Reflect}) {
-                const cv::Mat input = kltest::randomImage(1021, 263, CV_16U, 1, ++seed);
-                Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, CV_16U, seed % 2 == 0);
-                spec.borderValue = 1234;
-                check(input, spec, 1);
-                const cv::Mat one = gpu;
-                check(input, spec, 3);
-                QVERIFY2(kltest::bitwiseEqual(one, gpu), kltest::msg(describe(input, spec, "rows-mma") + ": 3 streams differ from 1"));
-            }
         kl::applyRandomInputNearTieBound(total, CV_16U);
         QVERIFY2(total.passed(), kltest::msg("u16 results, all cases: " + total.failure));
         const cv::Mat u16 = kltest::randomImage(16, 16, CV_16U, 1, 53);
         const Conv2DSpec rankOne = makeSpec(randomSeparableKernel(5, 5, 54), BorderMode::Replicate, CV_16U);
-        for (const cv::Mat& other : {kltest::randomImage(16, 16, CV_16U, 3, 55), kltest::randomImage(16, 16, CV_8U, 1, 56)}) {
+        for (const cv::Mat& other : {kltest::randomImage(16, 16, CV_8U, 3, 55), kltest::randomImage(16, 16, CV_32F, 1, 56)}) {
             QCOMPARE(rowsMmaApplies(other, rankOne), false);
             KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'rows-mma' needs", run(other, rankOne, "rows-mma"));
         }

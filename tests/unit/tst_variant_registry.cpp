@@ -152,11 +152,11 @@ private slots:
                 const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
                 for (int k : {3, 5, 7, 9, 15}) {
                     std::string expected;
-                    // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring, but at
-                    // 15x15 rows-mma on one channel and separable-tiles on several; on f32 the staged ring
-                    // up to 5x5, then separable-tiles.
+                    // Ones times 1/k^2: the integer variant's lanes on u8; on u16 the staged ring, but
+                    // rows-mma at 15x15 and on 4 channels at 9x9; on f32 the staged ring up to 5x5, then
+                    // separable-tiles.
                     if (depth == CV_8U) expected = "integer";
-                    else if (depth == CV_16U) expected = k < 15 ? "separable" : channels == 1 ? "rows-mma" : "separable-tiles";
+                    else if (depth == CV_16U) expected = k == 15 || (k == 9 && channels == 4) ? "rows-mma" : "separable";
                     else expected = k <= 5 ? "separable" : "separable-tiles";
                     const std::string label = kl::depthName(depth) + " x" + std::to_string(channels) + " box " +
                                               std::to_string(k);
@@ -217,9 +217,13 @@ private slots:
             QCOMPARE(kl::gpu::resolvedVariant("auto", image, gaussian15, turing),
                      std::string(channels == 1 ? "separable" : "separable-tiles"));
         }
-        QCOMPARE(kl::gpu::resolvedVariant("auto", u16, gaussian15, hopper), std::string("separable-tiles"));
-        // ... and on one u16 channel rows-mma from compute capability 8.0 (its tensor-core row pass), but not
-        // at 9x9.
+        // ... and on u16 rows-mma from compute capability 8.0 (its tensor-core row pass), at 9x9 on 4
+        // channels only.
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16, gaussian15, hopper), std::string("rows-mma"));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16, gaussian15, turing), std::string("separable-tiles"));
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16, spec(kl::Conv2DPreset::Gaussian, 9), hopper), std::string("separable"));
+        const cv::Mat u16Four = kltest::randomImage(37, 23, CV_16U, 4, 63);
+        QCOMPARE(kl::gpu::resolvedVariant("auto", u16Four, spec(kl::Conv2DPreset::Gaussian, 9), hopper), std::string("rows-mma"));
         const cv::Mat u16Single = kltest::randomImage(37, 23, CV_16U, 1, 62);
         QCOMPARE(kl::gpu::resolvedVariant("auto", u16Single, gaussian15, hopper), std::string("rows-mma"));
         QCOMPARE(kl::gpu::resolvedVariant("auto", u16Single, gaussian15, ampere), std::string("rows-mma"));
@@ -227,11 +231,12 @@ private slots:
         QCOMPARE(kl::gpu::resolvedVariant("auto", u16Single, spec(kl::Conv2DPreset::Gaussian, 9), hopper), std::string("separable"));
         QVERIFY(whyNotApplicable("separable-mma", u8, gaussian15, turing).find("compute capability 7.5") != std::string::npos);
         QVERIFY(whyNotApplicable("separable-mma", f32, gaussian15, hopper).find("needs a u8 or u16 image") == 0);
-        // rows-mma: one u16 channel, from compute capability 8.0.
+        // rows-mma: u16 images of any channel count, from compute capability 8.0.
         QCOMPARE(whyNotApplicable("rows-mma", u16Single, gaussian15, ampere), std::string());
-        const std::string threeChannels = whyNotApplicable("rows-mma", u16, gaussian15, hopper);
-        QVERIFY2(threeChannels.find("needs a one-channel u16 image") == 0 && threeChannels.find("this is 23x37 u16 x3") != std::string::npos,
-                 threeChannels.c_str());
+        QCOMPARE(whyNotApplicable("rows-mma", u16, gaussian15, hopper), std::string());
+        const std::string eightBit = whyNotApplicable("rows-mma", u8, gaussian15, hopper);
+        QVERIFY2(eightBit.find("needs a u16 image") == 0 && eightBit.find("this is 23x37 u8 x") != std::string::npos,
+                 eightBit.c_str());
         QVERIFY(whyNotApplicable("rows-mma", u16Single, gaussian15, turing).find("compute capability 7.5") != std::string::npos);
         QVERIFY(whyNotApplicable("rows-mma", u16Single, spec(kl::Conv2DPreset::Sharpen, 3), hopper).find("non-separable 3x3 kernel") !=
                 std::string::npos);

@@ -12,6 +12,23 @@ __device__ uint32_t lowBytes(uint32_t w) { return __byte_perm(w, 0, 0x4240); }
 /// The high bytes of a word's two u16 elements as two f16 subnormals, in element order.
 __device__ uint32_t highBytes(uint32_t w) { return __byte_perm(w, 0, 0x4341); }
 
+/// Four 8 x 8 matrices of b16 from shared memory by one ldmatrix, transposed if `Transpose`: lanes
+/// 8i .. 8i + 7 pass the addresses of matrix i's rows, and register i holds matrix i.
+template <bool Transpose> __device__ void loadMatrices(const uint16_t* row, uint32_t (&r)[4])
+{
+    const unsigned address = unsigned(__cvta_generic_to_shared(row));
+    if constexpr (Transpose)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(address)
+                     : "memory");
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(address)
+                     : "memory");
+}
+
 /// d += a * b (m16n8k16, f16 in, f32 sums).
 __device__ void mmaAccumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
 {

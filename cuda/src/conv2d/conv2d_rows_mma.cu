@@ -1,23 +1,25 @@
-// conv2d's rows-mma variant (conv2dRowsMma): rank-1 kernels of compiled sizes on one-channel u16
-// images, with the row pass on tensor cores and the column pass in registers.
+// conv2d's rows-mma variant (conv2dRowsMma): rank-1 kernels of compiled sizes on u16 images of 1, 3
+// or 4 channels, with the row pass on tensor cores and the column pass in registers.
 //
-// Each block owns a band of kRowsMmaBand output columns and walks a strip of its rows in batches of
-// kRowsMmaBatch slice rows, staged by cp.async a batch ahead (the few elements past the row ends
+// Each block owns a band of output elements (two a thread) and walks a strip of its rows in batches
+// of kRowsMmaBatch slice rows, staged by cp.async a batch ahead (the few elements past the row ends
 // through borderIndex, loaded while the batch before is summed). The row pass is a product of the
-// staged rows and a banded matrix of row taps: for 8 output columns n and a block of 8 input
-// columns, D[m][n] = sum_k A[m][k] * B[k][n] with A the batch's 16 rows and k the block's low bytes,
-// then its high bytes (mma.m16n8k16, f16 in, f32 sums; 3 blocks and 2 tap halves, 6 mma, a tile).
-// It is exact in f16 where it must be: each u16 element is two f16 subnormals, its low and its high
-// byte (two byte permutes a register), and each row tap two f16 halves (splitMmaTaps), the high
-// bytes' times 2^8, so every product is exact. The row sums go through shared memory; each thread
-// then adds every row of its two columns' sums to the 16 output rows pending in a register ring
-// (one fma chain an output, taps in order) and stores each output once its last row is in.
+// staged rows and a banded matrix of row taps: for 8 output pixels n of one channel and a block of 8
+// input pixels, D[m][n] = sum_k A[m][k] * B[k][n] with A the batch's 16 rows and k the block's low
+// bytes, then its high bytes (mma.m16n8k16, f16 in, f32 sums; 3 blocks and 2 tap halves, 6 mma, a
+// tile). It is exact in f16 where it must be: each u16 element is two f16 subnormals, its low and its
+// high byte (byte permutes), and each row tap two f16 halves (splitMmaTaps), the high bytes' times
+// 2^8, so every product is exact. One channel's blocks come from ldmatrix; interleaved channels'
+// from 16-bit loads of one channel, so that every tile has the density of one channel's. The row
+// sums go through shared memory, in the image's element order; each thread then adds every row of
+// its two elements' sums to the 16 output rows pending in a register ring (one fma chain an output,
+// taps in order) and stores each output once its last row is in.
 //
 // Against separable-mma (the column pass on tensor cores, the row pass from shared memory) each
 // output costs fewer instructions: the tensor cores read the staged u16 as it lies, and the column
-// pass reads one float2 of sums a row for 2 * K multiply-adds. Blocks of 8 columns take 6 mma a
+// pass reads one float2 of sums a row for 2 * K multiply-adds. Blocks of 8 pixels take 6 mma a
 // tile where blocks of 16 took 8, and leave registers for 4 blocks an SM (docs/performance.md,
-// "Fifty-first step" and "Fifty-second step").
+// "Fifty-first step" to "Fifty-third step").
 #include "conv2d_device.cuh"
 #include "conv2d_mma.cuh"
 
@@ -27,40 +29,59 @@
 namespace kl::gpu {
 namespace {
 
-constexpr int kRowsMmaThreads = 128, kRowsMmaWarps = kRowsMmaThreads / 32;
-/// Output columns a block's band: two a thread in the column pass, 32 mma tiles of 8.
-constexpr int kRowsMmaBand = 2 * kRowsMmaThreads;
-constexpr int kRowsMmaWarpColumns = kRowsMmaBand / kRowsMmaWarps;
 /// Slice rows a batch: the mma's 16 rows, and the ring's 16 pending output rows, so that a row's
 /// place in the ring is a constant in the unrolled batch.
 constexpr int kRowsMmaBatch = 16;
 constexpr int kRowsMmaSlots = 2;  ///< staged batches: the one summed and the next in flight
 constexpr int kRowsMmaMaxSize = kConv2dCompiledSizes.back();
 static_assert(kRowsMmaMaxSize <= 15, "the tap fragments' block offsets -1 .. 1 and the ring of 16 reach 15 taps");
-/// Staged columns each side of the band, of which the row pass's outer blocks read 8.
-constexpr int kRowsMmaMargin = 16;
-constexpr int kRowsMmaStagedColumns = kRowsMmaBand + 2 * kRowsMmaMargin;
-constexpr int kRowsMmaCopiesPerRow = kRowsMmaStagedColumns / 8;  ///< 16-byte copies
-/// Staged rows lie an odd number of 16 bytes apart: ldmatrix's 8 rows of a phase hit 8 bank groups.
-constexpr int kRowsMmaSlotStride = kRowsMmaStagedColumns + 8;
-/// Row sums lie 264 floats apart: a half-warp's 64-bit stores of 4 rows x 8 columns hit every bank once.
-constexpr int kRowsMmaSumStride = kRowsMmaBand + 8;
-constexpr int kRowsMmaSlotElements = kRowsMmaBatch * kRowsMmaSlotStride;
-constexpr int kRowsMmaSumElements = kRowsMmaBatch * kRowsMmaSumStride;
-constexpr size_t kRowsMmaSharedBytes =
-    kRowsMmaSlots * kRowsMmaSlotElements * sizeof(uint16_t) + 2 * kRowsMmaSumElements * sizeof(float);
-static_assert(kRowsMmaSlots * kRowsMmaSlotElements * sizeof(uint16_t) % 16 == 0 && (kRowsMmaSlotStride / 8) % 2 == 1,
-              "slots 16-byte aligned, rows an odd number of 16 bytes apart");
-/// Offsets d = c - t of input block c over output tile t (8 columns each) that hold taps at K <= 15:
+/// Offsets d = c - t of input block c over output tile t (8 pixels each) that hold taps at K <= 15:
 /// -1 .. 1.
 constexpr int kRowsMmaOffsets = 3;
+
+/// A block's shape on CN-channel images. Each thread takes two elements of the band in the column
+/// pass; the row pass sums tiles of 8 pixels of one channel (the mma's n). One channel: warp w takes
+/// the tiles from pixel 64w, from ldmatrix. Three or four (interleaved): warp w takes channel w of the
+/// band's 64 pixels, from 16-bit loads.
+template <int CN> struct RowsMmaShape {
+    static_assert(CN == 1 || CN == 3 || CN == 4, "one, three or four channels");
+    static constexpr int warps = CN == 1 ? 4 : CN, threads = 32 * warps;
+    static constexpr int band = 2 * threads;  ///< output elements a band
+    static constexpr int bandTiles = band / CN / 8;
+    /// Staged elements each side of the band: the outer tiles' input blocks (8 pixels), 16 on one channel.
+    static constexpr int margin = CN == 1 ? 16 : 8 * CN;
+    static constexpr int stagedElements = band + 2 * margin;
+    static constexpr int copiesPerRow = stagedElements / 8;  ///< 16-byte copies
+    /// Staged rows lie an odd number of 16 bytes apart: ldmatrix's 8 rows of a phase hit 8 bank
+    /// groups, and three channels' 16-bit loads 32 banks. Four channels' hit 2 lanes a bank
+    /// (rowTapFragments' spread pairs), the fewest rows of whole 16 bytes allow.
+    static constexpr int slotStride = CN == 4 ? 328 : stagedElements + 8;
+    /// Row sums: one channel's 64-bit stores of a half-warp (4 rows x 8 columns) hit every bank
+    /// once; three and four channels' single stores two lanes a bank at most.
+    static constexpr int sumStride = CN == 1 ? band + 8 : CN == 3 ? 196 : 258;
+    static constexpr int blocksPerSM = CN == 3 ? 5 : 4;
+    /// Edge elements a thread holds between batches: every band's of one channel; on more channels
+    /// those of a band with one edge (an image narrower than a band has its stored at once).
+    static constexpr int fillsPerThread = CN == 1 ? 3 : 5;
+    static constexpr int slotElements = kRowsMmaBatch * slotStride;
+    static constexpr int sumElements = kRowsMmaBatch * sumStride;
+    static constexpr size_t sharedBytes =
+        kRowsMmaSlots * slotElements * sizeof(uint16_t) + 2 * sumElements * sizeof(float);
+    static_assert(kRowsMmaSlots * slotElements * sizeof(uint16_t) % 16 == 0 && slotStride % 8 == 0 && sumStride % 2 == 0,
+                  "slots 16-byte aligned, rows of whole 16 bytes, sums of whole float2");
+    static_assert(slotStride >= stagedElements && sumStride >= band, "rows hold the staged window and the band");
+    static_assert(kRowsMmaBatch * (CN * (kRowsMmaMaxSize / 2) + 7 + (CN == 1 ? kRowsMmaMaxSize / 2 : 0)) <=
+                      fillsPerThread * threads,
+                  "every edge element of a batch has a thread");
+};
 
 __constant__ float cRowsMmaColumnTaps[kRowsMmaMaxSize];  // the column taps times 2^(24 - e) (SplitTaps::scaled)
 
 /// The row taps as mma B fragments (16 x 8, k x n), loaded from `fragments` (rowTapFragments):
 /// b[o][h] for block offset d = o - 1 and half h (splitMmaTaps' high, then low), register 0 the low
 /// bytes' (k 0 .. 7) and register 1 the high bytes' (k 8 .. 15, the taps times 2^8): B[k][n] = row
-/// tap k % 8 - n + 8d + K/2, 0 outside the kernel.
+/// tap p(k % 8) - n + 8d + K/2, 0 outside the kernel, with p(k) the block's pixel in place k
+/// (rowsMmaPixel).
 struct RowTapFragments {
     uint32_t b[kRowsMmaOffsets][2][2];
     __device__ explicit RowTapFragments(const uint32_t* fragments)
@@ -75,87 +96,124 @@ struct RowTapFragments {
     }
 };
 
-/// Calls copy(r, c) for this thread's 16-byte copies of a batch: warp w takes rows w, w + 4, ...,
-/// lane l copy l of each (one row address a warp a row), and lanes 0 .. 15 the rows' last four copies.
-template <typename Copy> __device__ __forceinline__ void forEachBatchCopy(Copy&& copy)
+/// The pixel of an input block that place k (0 .. 7) of an A fragment holds: lane q holds places 2q and
+/// 2q + 1, pixels 2q and 2q + 1 (ldmatrix's, and three channels') or, on four channels, q and q + 4,
+/// whose 16-bit loads spread over twice the banks.
+constexpr int rowsMmaPixel(int k, int channels) { return channels == 4 ? k / 2 + 4 * (k % 2) : k; }
+
+/// Calls copy(r, c) for this thread's 16-byte copies of a batch. Rows of 32 copies or more: warp w
+/// takes rows w, w + warps, ..., lane l copy l of each (one row address a warp a row), and the rows'
+/// other copies a lane each. Shorter rows: copies in row order, a thread each in turn.
+template <int CN, typename Copy> __device__ __forceinline__ void forEachBatchCopy(Copy&& copy)
 {
-    static_assert(kRowsMmaCopiesPerRow == 32 + 4 && kRowsMmaBatch == 4 * kRowsMmaWarps, "a lane a copy, and 16 more a warp");
+    using S = RowsMmaShape<CN>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if constexpr (S::copiesPerRow >= 32) {
+        constexpr int rowsPerWarp = kRowsMmaBatch / S::warps, extra = S::copiesPerRow - 32;
+        static_assert(rowsPerWarp * S::warps == kRowsMmaBatch && rowsPerWarp * extra <= 32, "a lane a copy, and one more");
 #pragma unroll
-    for (int i = 0; i < kRowsMmaBatch / kRowsMmaWarps; ++i) copy(warp + kRowsMmaWarps * i, lane);
-    if (lane < 16) copy(warp + kRowsMmaWarps * (lane / 4), 32 + lane % 4);
+        for (int i = 0; i < rowsPerWarp; ++i) copy(warp + S::warps * i, lane);
+        if (lane < rowsPerWarp * extra) copy(warp + S::warps * (lane / extra), 32 + lane % extra);
+    } else {
+        static_assert(kRowsMmaBatch * S::copiesPerRow % S::threads == 0, "every thread as many copies");
+#pragma unroll
+        for (int m = 0; m < kRowsMmaBatch * S::copiesPerRow / S::threads; ++m) {
+            const int i = int(threadIdx.x) + S::threads * m;
+            copy(i / S::copiesPerRow, i % S::copiesPerRow);
+        }
+    }
 }
 
-/// The columns of a band's staged window that no copy brings but outputs read, the same in every row:
-/// left of the image (-K/2 .. -1) and from the last copy inside the row to K/2 past its end. Column c
-/// of `count` is image column column(c). None on bands whose window lies inside the row.
-struct EdgeColumns {
+/// The elements of a band's staged window that no copy brings but outputs read, the same in every row:
+/// left of the image (-CN * K/2 .. -1) and from the last copy inside the row to CN * K/2 past its end.
+/// Element c of `count` is row element element(c). None on bands whose window lies inside the row.
+template <int CN> struct EdgeElements {
     int left, rightStart, count;
-    __device__ EdgeColumns(int x0, int cols, int halfWidth)
+    __device__ EdgeElements(int x0, int rowElements, int halfWidth)
     {
-        left = x0 == 0 ? halfWidth : 0;
-        rightStart = cols / 8 * 8;  // copies start at multiples of 8 (x0 - kRowsMmaMargin is one)
-        count = left + max(0, min(x0 - kRowsMmaMargin + kRowsMmaStagedColumns, cols + halfWidth) - rightStart);
+        using S = RowsMmaShape<CN>;
+        left = x0 == 0 ? CN * halfWidth : 0;
+        rightStart = rowElements / 8 * 8;  // copies start at multiples of 8 (x0 - margin is one)
+        count = left + max(0, min(x0 - S::margin + S::stagedElements, rowElements + CN * halfWidth) - rightStart);
     }
-    [[nodiscard]] __device__ int column(int c) const { return c < left ? c - left : rightStart + c - left; }
+    [[nodiscard]] __device__ int element(int c) const { return c < left ? c - left : rightStart + c - left; }
 };
 
-/// Whether copy c of a row (8 elements from x0 - kRowsMmaMargin + 8c) lies inside the row.
-__device__ bool copyInside(int x0, int c, int cols)
+/// Whether copy c of a row (8 elements from x0 - margin + 8c) lies inside the row.
+template <int CN> __device__ bool copyInside(int x0, int c, int rowElements)
 {
-    const int x = x0 - kRowsMmaMargin + 8 * c;
-    return x >= 0 && x + 8 <= cols;
+    const int x = x0 - RowsMmaShape<CN>::margin + 8 * c;
+    return x >= 0 && x + 8 <= rowElements;
 }
 
-/// The edge columns' elements of a staged batch (16 rows x EdgeColumns::count), this thread's
-/// elements i = threadIdx.x + kRowsMmaThreads * m: loaded before the batch before it is summed and
-/// stored into its slot after, so that no thread waits on them.
-constexpr int kRowsMmaFillsPerThread = 3;
-static_assert(kRowsMmaBatch * (kRowsMmaMaxSize / 2 + 7 + kRowsMmaMaxSize / 2) <= kRowsMmaFillsPerThread * kRowsMmaThreads,
-              "every edge element of a batch has a thread");
-struct PendingFill {
-    uint16_t value[kRowsMmaFillsPerThread];
+/// Element `e` (any, the border's too) of slice row k, an image row.
+template <int CN, typename Out> __device__ uint16_t edgeElement(const StripArgs<uint16_t, Out>& a, int k, int e)
+{
+    const int p = floorDiv<CN>(e), sx = borderIndex(p, a.cols, a.border);
+    return sx < 0 ? uint16_t(a.borderValue) : __ldg(a.inRow(k) + sx * CN + (e - p * CN));
+}
+
+/// The edge elements of a staged batch (16 rows x EdgeElements::count), this thread's elements
+/// i = threadIdx.x + threads * m: loaded before the batch before it is summed and stored into its
+/// slot after, so that no thread waits on them.
+template <int CN> struct PendingFill {
+    uint16_t value[RowsMmaShape<CN>::fillsPerThread];
     bool any = false;
 };
 
 /// Stages slice rows first .. first + 15, all image rows of the slice (or, but for Constant, border
 /// rows the upload placed): the copies inside the row by cp.async, all in flight, and the edge
-/// columns' elements through borderIndex into `fill`.
-template <typename Out>
-__device__ void stageBatch(const StripArgs<uint16_t, Out>& a, int x0, int first, uint16_t* slot, const EdgeColumns& edge,
-                           PendingFill& fill)
+/// elements through borderIndex into `fill` (or, more than it holds, into the slot at once: the slot
+/// was last read before this batch's barrier).
+template <int CN, typename Out>
+__device__ void stageBatch(const StripArgs<uint16_t, Out>& a, int x0, int first, uint16_t* slot, const EdgeElements<CN>& edge,
+                           PendingFill<CN>& fill)
 {
+    using S = RowsMmaShape<CN>;
     // Byte offsets from one row address: one multiply-add a copy.
-    const char* source = reinterpret_cast<const char*>(a.inRow(first) + x0 - kRowsMmaMargin);
+    const char* source = reinterpret_cast<const char*>(a.inRow(first) + x0 - S::margin);
     const unsigned pitchBytes = unsigned(a.inPitch) * sizeof(uint16_t);
     const auto copy = [&](int r, int c) {
-        __pipeline_memcpy_async(slot + r * kRowsMmaSlotStride + 8 * c, source + size_t(unsigned(r)) * pitchBytes + 16 * c, 16);
+        __pipeline_memcpy_async(slot + r * S::slotStride + 8 * c, source + size_t(unsigned(r)) * pitchBytes + 16 * c, 16);
     };
     if (edge.count == 0) {
-        forEachBatchCopy(copy);
+        forEachBatchCopy<CN>(copy);
         return;
     }
-    forEachBatchCopy([&](int r, int c) {
-        if (copyInside(x0, c, a.cols)) copy(r, c);
+    const int rowElements = CN * a.cols;
+    forEachBatchCopy<CN>([&](int r, int c) {
+        if (copyInside<CN>(x0, c, rowElements)) copy(r, c);
     });
+    const auto target = [&](int i, int& r) {
+        r = i / edge.count;
+        return slot + r * S::slotStride + edge.element(i - r * edge.count) - (x0 - S::margin);
+    };
+    if (kRowsMmaBatch * edge.count > S::fillsPerThread * S::threads) {
+        for (int i = threadIdx.x, r; i < kRowsMmaBatch * edge.count; i += S::threads) {
+            uint16_t* element = target(i, r);
+            *element = edgeElement<CN>(a, first + r, edge.element(i - r * edge.count));
+        }
+        return;
+    }
     fill.any = true;
 #pragma unroll
-    for (int m = 0; m < kRowsMmaFillsPerThread; ++m)
-        if (const int i = threadIdx.x + kRowsMmaThreads * m; i < kRowsMmaBatch * edge.count) {
-            const int r = i / edge.count, sx = borderIndex(edge.column(i - r * edge.count), a.cols, a.border);
-            fill.value[m] = sx < 0 ? uint16_t(a.borderValue) : __ldg(a.inRow(first + r) + sx);
+    for (int m = 0; m < S::fillsPerThread; ++m)
+        if (const int i = threadIdx.x + S::threads * m; i < kRowsMmaBatch * edge.count) {
+            const int r = i / edge.count;
+            fill.value[m] = edgeElement<CN>(a, first + r, edge.element(i - r * edge.count));
         }
 }
 
 /// Stores stageBatch's edge elements into their slot.
-__device__ void storeFill(uint16_t* slot, int x0, const EdgeColumns& edge, PendingFill& fill)
+template <int CN> __device__ void storeFill(uint16_t* slot, int x0, const EdgeElements<CN>& edge, PendingFill<CN>& fill)
 {
+    using S = RowsMmaShape<CN>;
     if (!fill.any) return;
 #pragma unroll
-    for (int m = 0; m < kRowsMmaFillsPerThread; ++m)
-        if (const int i = threadIdx.x + kRowsMmaThreads * m; i < kRowsMmaBatch * edge.count) {
+    for (int m = 0; m < S::fillsPerThread; ++m)
+        if (const int i = threadIdx.x + S::threads * m; i < kRowsMmaBatch * edge.count) {
             const int r = i / edge.count;
-            slot[r * kRowsMmaSlotStride + edge.column(i - r * edge.count) - (x0 - kRowsMmaMargin)] = fill.value[m];
+            slot[r * S::slotStride + edge.element(i - r * edge.count) - (x0 - S::margin)] = fill.value[m];
         }
     fill.any = false;
 }
@@ -164,47 +222,54 @@ __device__ void storeFill(uint16_t* slot, int x0, const EdgeColumns& edge, Pendi
 /// or last batch at most): copies inside an image row as stageBatch's, the other elements that outputs
 /// read through borderIndex (fetch), at once. Rows past the slice stay as they were: only outputs past
 /// the strip, never stored, read them. Not inlined: it runs on few batches.
-template <typename Out, int K>
+template <typename Out, int K, int CN>
 __device__ __noinline__ void stageBorderBatch(StripArgs<uint16_t, Out> a, int x0, int first, uint16_t* slot)
 {
-    const int lastSliceRow = a.rows + K - 2;
-    forEachBatchCopy([&](int r, int c) {
-        const int k = first + r, x = x0 - kRowsMmaMargin + 8 * c;
+    using S = RowsMmaShape<CN>;
+    const int lastSliceRow = a.rows + K - 2, rowElements = CN * a.cols;
+    forEachBatchCopy<CN>([&](int r, int c) {
+        const int k = first + r, x = x0 - S::margin + 8 * c;
         if (k > lastSliceRow) return;
         const bool borderRow = a.borderRow(k);
-        uint16_t* target = slot + r * kRowsMmaSlotStride + 8 * c;
-        if (!borderRow && copyInside(x0, c, a.cols)) {
+        uint16_t* target = slot + r * S::slotStride + 8 * c;
+        if (!borderRow && copyInside<CN>(x0, c, rowElements)) {
             __pipeline_memcpy_async(target, a.inRow(k) + x, 16);
             return;
         }
         for (int n = 0; n < 8; ++n)
-            if (x + n >= -K / 2 && x + n < a.cols + K / 2) target[n] = uint16_t(fetch<1>(a, k, borderRow, x + n));
+            if (x + n >= -CN * (K / 2) && x + n < rowElements + CN * (K / 2))
+                target[n] = uint16_t(fetch<CN>(a, k, borderRow, x + n));
     });
 }
 
-/// The row pass of a staged batch into `sums` (16 rows of the band's columns): warp w takes the 8
-/// output tiles (8 columns) from 64w, four at a time. Tile t reads input blocks (8 columns) t - 1 ..
-/// t + 1, block c at index c + 1 of the four tiles' six, each one A fragment (m16 x k16): its 16 rows'
-/// low bytes in k 0 .. 7 and high bytes in k 8 .. 15, as f16 subnormals, from half an ldmatrix.x4.
-/// The four tiles take turns, so that each mma waits on its tile's last one less.
+/// The row pass of a staged batch of one channel into `sums` (16 rows of the band's columns): warp w
+/// takes the 8 output tiles (8 columns) from 64w, four at a time. Tile t reads input blocks (8
+/// columns) t - 1 .. t + 1, block c at index c + 1 of the four tiles' six, each one A fragment
+/// (m16 x k16): its 16 rows' low bytes in k 0 .. 7 and high bytes in k 8 .. 15, as f16 subnormals,
+/// from half an ldmatrix.x4; the second four tiles take the first four's last two blocks. The four
+/// tiles take turns, so that each mma waits on its tile's last one less.
 __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments& taps)
 {
+    using S = RowsMmaShape<1>;
+    static_assert(S::bandTiles == 8 * S::warps, "8 tiles a warp");
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
     // ldmatrix: lanes 8i .. 8i + 7 address matrix i's rows: rows 0-7 / 8-15 of columns 0-7, then 8-15,
-    // from the warp's first input block (staged column 64w + kRowsMmaMargin - 8).
-    const uint16_t* row = slot + (lane % 8 + 8 * (lane / 8 % 2)) * kRowsMmaSlotStride + 8 * (lane / 16) +
-                          kRowsMmaWarpColumns * warp + kRowsMmaMargin - 8;
+    // from the warp's first input block (staged column 64w + margin - 8).
+    const uint16_t* row = slot + (lane % 8 + 8 * (lane / 8 % 2)) * S::slotStride + 8 * (lane / 16) + 64 * warp + S::margin - 8;
+    uint32_t block[6][4];
 #pragma unroll
     for (int quad = 0; quad < 2; ++quad) {
-        uint32_t block[6][4];
 #pragma unroll
         for (int i = 0; i < 3; ++i) {
+            if (quad == 1 && i == 0) {
+#pragma unroll
+                for (int c = 0; c < 2; ++c)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) block[c][e] = block[4 + c][e];
+                continue;
+            }
             uint32_t raw[4];
-            const unsigned address = unsigned(__cvta_generic_to_shared(row + 16 * (2 * quad + i)));
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(raw[0]), "=r"(raw[1]), "=r"(raw[2]), "=r"(raw[3])
-                         : "r"(address)
-                         : "memory");
+            loadMatrices<false>(row + 16 * (2 * quad + i), raw);
 #pragma unroll
             for (int c = 0; c < 2; ++c) {
                 uint32_t(&a)[4] = block[2 * i + c];
@@ -222,9 +287,56 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
                 for (int t = 0; t < 4; ++t) mmaAccumulate(tile[t], block[t + d], taps.b[d][h][0], taps.b[d][h][1]);
 #pragma unroll
         for (int t = 0; t < 4; ++t) {
-            float* target = sums + g * kRowsMmaSumStride + kRowsMmaWarpColumns * warp + 8 * (4 * quad + t) + 2 * q;
+            float* target = sums + g * S::sumStride + 64 * warp + 8 * (4 * quad + t) + 2 * q;
             *reinterpret_cast<float2*>(target) = make_float2(tile[t][0], tile[t][1]);
-            *reinterpret_cast<float2*>(target + 8 * kRowsMmaSumStride) = make_float2(tile[t][2], tile[t][3]);
+            *reinterpret_cast<float2*>(target + 8 * S::sumStride) = make_float2(tile[t][2], tile[t][3]);
+        }
+    }
+}
+
+/// Tiles a warp sums together on interleaved channels: the accumulators of 4 tiles and the A fragments
+/// of 3 blocks in registers.
+constexpr int kRowsMmaInterleavedGroup = 4;
+
+/// The row pass of a staged batch of CN = 3 or 4 interleaved channels into `sums`: warp w sums
+/// channel w of the band's tiles, 4 at a time, walking their input blocks once. Each block is one A
+/// fragment (rows g and g + 8 of lane g, places rowsMmaPixel(2q), (2q + 1)), from four 16-bit loads
+/// and four byte permutes. A tile's last block brings its high-half products, so that each tile's
+/// sums take its low halves first and then its high halves, as on one channel.
+template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float* sums, const RowTapFragments& taps)
+{
+    using S = RowsMmaShape<CN>;
+    constexpr int group = kRowsMmaInterleavedGroup;
+    static_assert(S::bandTiles % group == 0, "whole groups of tiles");
+    const int lane = threadIdx.x % 32, channel = threadIdx.x / 32, g = lane / 4, q = lane % 4;
+    // Staged pixel 0 is the band's pixel -8: tile t's blocks are staged blocks t .. t + 2.
+    const uint16_t* pixels = slot + g * S::slotStride + CN * rowsMmaPixel(2 * q, CN) + channel;
+    constexpr int pairStep = CN * (rowsMmaPixel(1, CN) - rowsMmaPixel(0, CN)), lower = 8 * S::slotStride;
+#pragma unroll
+    for (int first = 0; first < S::bandTiles; first += group) {
+        float tile[group][4] = {};
+        uint32_t block[kRowsMmaOffsets][4];
+#pragma unroll
+        for (int u = 0; u < group + 2; ++u) {
+            const uint16_t* p = pixels + CN * 8 * (first + u);
+            const uint32_t top0 = p[0], top1 = p[pairStep], bottom0 = p[lower], bottom1 = p[lower + pairStep];
+            uint32_t(&a)[4] = block[u % kRowsMmaOffsets];
+            // The low (high) bytes of the two 16-bit loads, whose upper bytes are 0, as f16 subnormals.
+            a[0] = __byte_perm(top0, top1, 0x6420), a[1] = __byte_perm(bottom0, bottom1, 0x6420);
+            a[2] = __byte_perm(top0, top1, 0x6521), a[3] = __byte_perm(bottom0, bottom1, 0x6521);
+#pragma unroll
+            for (int t = u - 2 > 0 ? u - 2 : 0; t <= u && t < group; ++t) mmaAccumulate(tile[t], a, taps.b[u - t][1][0], taps.b[u - t][1][1]);
+            if (const int t = u - 2; t >= 0) {
+#pragma unroll
+                for (int d = 0; d < kRowsMmaOffsets; ++d)
+                    mmaAccumulate(tile[t], block[(t + d) % kRowsMmaOffsets], taps.b[d][0][0], taps.b[d][0][1]);
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < group; ++t) {
+            float* target = sums + g * S::sumStride + CN * 8 * (first + t) + CN * 2 * q + channel;
+            target[0] = tile[t][0], target[CN] = tile[t][1];
+            target[8 * S::sumStride] = tile[t][2], target[8 * S::sumStride + CN] = tile[t][3];
         }
     }
 }
@@ -234,19 +346,19 @@ __device__ void storePair(uint16_t* p, float2 v) { *reinterpret_cast<uint32_t*>(
 __device__ void storePair(float* p, float2 v) { *reinterpret_cast<float2*>(p) = v; }
 
 /// The column pass of the batch of strip slice rows s0 .. s0 + 15 (s0 a multiple of 16): each row of
-/// this thread's two columns of sums is added to the outputs it feeds, ring[y % 16] holding strip
+/// this thread's two elements of sums is added to the outputs it feeds, ring[y % 16] holding strip
 /// output row y, and the output the row completes is stored. Guarded: some of those outputs lie
-/// outside the strip's `rows` or the image's columns (`columnInside`); a pair at the last odd
-/// column writes the row's padding too. Unguarded, the stores step from one row address.
-template <int K, bool Guarded, typename Out>
+/// outside the strip's `rows` or the image's row (`inside`); a pair at the last odd element writes
+/// the row's padding too. Unguarded, the stores step from one row address.
+template <int K, int CN, bool Guarded, typename Out>
 __device__ __forceinline__ void columnPass(const StripArgs<uint16_t, Out>& a, const float* sums, int y0, int s0, int rows,
-                                           int x, bool columnInside, float2 (&ring)[kRowsMmaBatch])
+                                           int x, bool inside, float2 (&ring)[kRowsMmaBatch])
 {
     char* firstOutput = Guarded ? nullptr : reinterpret_cast<char*>(a.outRow(y0 + s0 - (K - 1)) + x);
     const unsigned pitchBytes = unsigned(a.outPitch) * sizeof(Out);
 #pragma unroll
     for (int u = 0; u < kRowsMmaBatch; ++u) {
-        const float2 sum = *reinterpret_cast<const float2*>(sums + u * kRowsMmaSumStride);
+        const float2 sum = *reinterpret_cast<const float2*>(sums + u * RowsMmaShape<CN>::sumStride);
 #pragma unroll
         for (int i = 0; i < K; ++i) {
             float2& output = ring[(u - i) & (kRowsMmaBatch - 1)];
@@ -257,75 +369,85 @@ __device__ __forceinline__ void columnPass(const StripArgs<uint16_t, Out>& a, co
         const float2 done = ring[(u - (K - 1)) & (kRowsMmaBatch - 1)];
         const int y = s0 + u - (K - 1);
         if (!Guarded) storePair(reinterpret_cast<Out*>(firstOutput + size_t(u) * pitchBytes), done);
-        else if (y >= 0 && y < rows && columnInside) storePair(a.outRow(y0 + y) + x, done);
+        else if (y >= 0 && y < rows && inside) storePair(a.outRow(y0 + y) + x, done);
     }
 }
 
-/// rows-mma (one-channel u16, square compiled sizes, rank-1 taps whose row taps splitMmaTaps splits;
-/// sm_80+): each block walks strips of its band in batches: stage batch b + 1, sum batch b's rows on
-/// tensor cores, add batch b - 1's row sums down the columns. One barrier a batch; 4 blocks an SM.
-template <typename Out, int K>
-__global__ void __launch_bounds__(kRowsMmaThreads, 4)
+/// rows-mma (u16 images of 1, 3 or 4 channels, square compiled sizes, rank-1 taps whose row taps
+/// splitMmaTaps splits; sm_80+): each block walks strips of its band in batches: stage batch b + 1,
+/// sum batch b's rows on tensor cores, add batch b - 1's row sums down the columns. One barrier a
+/// batch; 4 blocks an SM (5 of 3 warps on three channels).
+template <typename Out, int K, int CN>
+__global__ void __launch_bounds__(RowsMmaShape<CN>::threads, RowsMmaShape<CN>::blocksPerSM)
     conv2dRowsMma(StripArgs<uint16_t, Out> a, int stripRows, const uint32_t* fragments)
 {
+    using S = RowsMmaShape<CN>;
     extern __shared__ float4 sharedStorage[];
     uint16_t* staged = reinterpret_cast<uint16_t*>(sharedStorage);
-    float* sums = reinterpret_cast<float*>(staged + kRowsMmaSlots * kRowsMmaSlotElements);
+    float* sums = reinterpret_cast<float*>(staged + kRowsMmaSlots * S::slotElements);
     const RowTapFragments taps(fragments);
-    const int x0 = blockIdx.x * kRowsMmaBand, x = x0 + 2 * int(threadIdx.x);
-    const EdgeColumns edge(x0, a.cols, K / 2);
-    const bool columnInside = x < a.cols;
+    const int x0 = blockIdx.x * S::band, x = x0 + 2 * int(threadIdx.x);
+    const EdgeElements<CN> edge(x0, CN * a.cols, K / 2);
+    const bool inside = x < CN * a.cols;
     const float* columnSums = sums + 2 * threadIdx.x;
-    const auto slot = [&](int b) { return staged + b % kRowsMmaSlots * kRowsMmaSlotElements; };
-    PendingFill fill;
+    const auto slot = [&](int b) { return staged + b % kRowsMmaSlots * S::slotElements; };
+    PendingFill<CN> fill;
     for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
         const int rows = min(stripRows, a.rows - y0), batches = (rows + K - 1 + kRowsMmaBatch - 1) / kRowsMmaBatch;
         const auto stage = [&](int b) {
             const int first = y0 + kRowsMmaBatch * b, last = first + kRowsMmaBatch - 1;
             const bool imageRows = a.border != BorderMode::Constant || (a.imageRow(first) && a.imageRow(last));
-            if (imageRows && last <= a.rows + K - 2) stageBatch(a, x0, first, slot(b), edge, fill);
-            else stageBorderBatch<Out, K>(a, x0, first, slot(b));
+            if (imageRows && last <= a.rows + K - 2) stageBatch<CN>(a, x0, first, slot(b), edge, fill);
+            else stageBorderBatch<Out, K, CN>(a, x0, first, slot(b));
             __pipeline_commit();
         };
         // The slot the first batch takes was last read before the previous strip's last barrier.
         stage(0);
-        storeFill(slot(0), x0, edge, fill);
+        storeFill<CN>(slot(0), x0, edge, fill);
         float2 ring[kRowsMmaBatch] = {};
         for (int b = 0; b <= batches; ++b) {
             __pipeline_wait_prior(0);
             __syncthreads();  // batch b is staged; batch b - 1's row pass and b - 2's column pass are done
             if (b + 1 < batches) stage(b + 1);
-            if (b < batches) rowPass(slot(b), sums + (b & 1) * kRowsMmaSumElements, taps);
+            if (b < batches) {
+                float* batchSums = sums + (b & 1) * S::sumElements;
+                if constexpr (CN == 1) rowPass(slot(b), batchSums, taps);
+                else interleavedRowPass<CN>(slot(b), batchSums, taps);
+            }
             if (b > 0) {
                 const int s0 = kRowsMmaBatch * (b - 1);
-                const float* batchSums = columnSums + ((b - 1) & 1) * kRowsMmaSumElements;
-                if (columnInside && s0 >= K - 1 && s0 + kRowsMmaBatch - K < rows)
-                    columnPass<K, false>(a, batchSums, y0, s0, rows, x, columnInside, ring);
+                const float* batchSums = columnSums + ((b - 1) & 1) * S::sumElements;
+                if (inside && s0 >= K - 1 && s0 + kRowsMmaBatch - K < rows)
+                    columnPass<K, CN, false>(a, batchSums, y0, s0, rows, x, inside, ring);
                 else
-                    columnPass<K, true>(a, batchSums, y0, s0, rows, x, columnInside, ring);
+                    columnPass<K, CN, true>(a, batchSums, y0, s0, rows, x, inside, ring);
             }
-            storeFill(slot(b + 1), x0, edge, fill);
+            storeFill<CN>(slot(b + 1), x0, edge, fill);
         }
     }
 }
 
 std::string whyNotRowsMma(const Conv2dProblem& p)
 {
-    return whyNotMmaVariant(p, p.input.depth() == CV_16U && p.input.channels() == 1, "a one-channel u16 image", true);
+    return whyNotMmaVariant(p, p.input.depth() == CV_16U, "a u16 image", true);
 }
 
-/// Calls f(kernel) with rows-mma's kernel for `run` (a u16 image, a square compiled size).
+/// Calls f(kernel, channels) with rows-mma's kernel for `run` (a u16 image, a square compiled size).
 template <typename F> void withRowsMmaKernel(const Conv2dRun& run, F&& f)
 {
     withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
         if constexpr (std::is_same_v<decltype(in), uint16_t>)
-            withFixedSize(run.kRows, [&](auto k) { f(conv2dRowsMma<decltype(out), decltype(k)::value>); });
+            withChannels(run.channels, [&](auto cn) {
+                withFixedSize(run.kRows, [&](auto k) {
+                    f(conv2dRowsMma<decltype(out), decltype(k)::value, decltype(cn)::value>, cn);
+                });
+            });
     });
 }
 
-/// RowTapFragments' registers for a K x K kernel: register r of lane l at index
+/// RowTapFragments' registers for a K x K kernel on `channels` channels: register r of lane l at index
 /// ((d * 2 + h) * 2 + r) * 32 + l, so that a warp loads each in one transaction.
-std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k)
+std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k, int channels)
 {
     std::vector<uint32_t> fragments;
     for (int d = 0; d < kRowsMmaOffsets; ++d)
@@ -334,20 +456,23 @@ std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k)
                 for (int lane = 0; lane < 32; ++lane) {
                     // register r: rows (k) 2q and 2q + 1 of column (n) g on byte plane r; offset d - 1
                     const int g = lane / 4, q = lane % 4;
-                    const int j = 2 * q - g + 8 * (d - 1) + k / 2;
-                    fragments.push_back(mmaTapBits(taps, h, r, j) | uint32_t(mmaTapBits(taps, h, r, j + 1)) << 16);
+                    const auto tap = [&](int place) {
+                        return mmaTapBits(taps, h, r, rowsMmaPixel(place, channels) - g + 8 * (d - 1) + k / 2);
+                    };
+                    fragments.push_back(tap(2 * q) | uint32_t(tap(2 * q + 1)) << 16);
                 }
     return fragments;
 }
 
 void prepareRowsMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& cache, cudaStream_t stream)
 {
-    withRowsMmaKernel(run, [&](auto kernel) {
-        optInSharedMemory(kernel, kRowsMmaSharedBytes, kRowsMmaThreads);
-        run.stagedSlots = residentBlocks(kernel, kRowsMmaThreads, kRowsMmaSharedBytes, run.multiprocessors);
+    withRowsMmaKernel(run, [&](auto kernel, auto cn) {
+        using S = RowsMmaShape<decltype(cn)::value>;
+        optInSharedMemory(kernel, S::sharedBytes, S::threads);
+        run.stagedSlots = residentBlocks(kernel, S::threads, S::sharedBytes, run.multiprocessors);
     });
     const SplitTaps taps = *splitMmaTaps(problem.factors->row, problem.factors->column);
-    const std::vector<uint32_t> fragments = rowTapFragments(taps, run.kCols);
+    const std::vector<uint32_t> fragments = rowTapFragments(taps, run.kCols, run.channels);
     const size_t bytes = fragments.size() * sizeof(uint32_t);
     run.mmaFragments = static_cast<uint32_t*>(cache.device("conv2d.mma-fragments", bytes));
     KL_CUDA_TRY(cudaMemcpyAsync(run.mmaFragments, fragments.data(), bytes, cudaMemcpyHostToDevice, stream));
@@ -375,15 +500,16 @@ int rowsMmaStripRows(int rows, int bands, int slots, int k)
 /// Strips of rowsMmaStripRows, each band's strips in blockIdx.y.
 void computeRowsMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
 {
-    withStrip(run, chunk, [&](const auto& a, auto) {
+    withStrip(run, chunk, [&](const auto& a, auto cn) {
         using A = std::decay_t<decltype(a)>;
+        using S = RowsMmaShape<decltype(cn)::value>;
         if constexpr (std::is_same_v<typename A::InType, uint16_t>) {
-            const int bands = (a.cols + kRowsMmaBand - 1) / kRowsMmaBand;
+            const int bands = (decltype(cn)::value * a.cols + S::band - 1) / S::band;
             const int stripRows = rowsMmaStripRows(a.rows, bands, run.stagedSlots, a.kRows);
             const dim3 grid(unsigned(bands), std::min(unsigned((a.rows + stripRows - 1) / stripRows), kMaxGridY));
             withFixedSize(a.kRows, [&](auto k) {
-                conv2dRowsMma<typename A::OutType, decltype(k)::value>
-                    <<<grid, kRowsMmaThreads, kRowsMmaSharedBytes, stream>>>(a, stripRows, run.mmaFragments);
+                conv2dRowsMma<typename A::OutType, decltype(k)::value, decltype(cn)::value>
+                    <<<grid, S::threads, S::sharedBytes, stream>>>(a, stripRows, run.mmaFragments);
             });
         }
     });
@@ -395,8 +521,8 @@ void computeRowsMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
 Conv2dVariant rowsMmaConv2d()
 {
     return {"rows-mma",
-            "one-channel u16 rank-1 kernels of compiled sizes (sm_80+): the row pass on tensor cores straight from "
-            "staged rows (bytes and two-half taps exact in f16, f32 sums), the column pass in a register ring",
+            "u16 rank-1 kernels of compiled sizes on 1, 3 or 4 channels (sm_80+): the row pass on tensor cores "
+            "straight from staged rows (bytes and two-half taps exact in f16, f32 sums), the column pass in a register ring",
             whyNotRowsMma,
             {prepareRowsMma, computeRowsMma, true}};
 }

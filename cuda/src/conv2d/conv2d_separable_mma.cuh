@@ -148,17 +148,6 @@ template <int Planes> struct MmaTapFragments {
     }
 };
 
-/// Two 16 x 8 B fragments (k x n, 16 columns) of f16 rows in shared memory, by one transposing
-/// ldmatrix: each lane passes the address of its row of one 8 x 8 matrix.
-__device__ void loadColumnFragments(const uint16_t* row, uint32_t (&b)[4])
-{
-    const unsigned address = unsigned(__cvta_generic_to_shared(row));
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                 : "r"(address)
-                 : "memory");
-}
-
 /// The column pass for output rows y .. y + kTileStep - 1 into mid: each warp takes (tile of 16
 /// rows, group of 16 columns) tasks in turn. Rows past the step's are summed too, from whatever the
 /// ring holds there (finite: staged elements or the zeros it starts with); they are never stored.
@@ -177,7 +166,7 @@ __device__ void mmaColumnPass(const uint16_t* ring, float* mid, int y, const Mma
             const int k = y + kMmaTileRows * (tile + c) + matrixRow;
             const uint16_t* row = ring + unsigned(k) % kMmaRingRows * T::ringStride + 16 * group + matrixColumn;
 #pragma unroll
-            for (int p = 0; p < T::planes; ++p) loadColumnFragments(row + p * T::planeHalves, b[c][p]);
+            for (int p = 0; p < T::planes; ++p) loadMatrices<true>(row + p * T::planeHalves, b[c][p]);
         }
         // The smallest products first: the taps' low halves, then the low bytes' high halves, so
         // that the sums' truncation in the last, largest steps sets the error (a few units in the
