@@ -1190,7 +1190,7 @@ private slots:
                 continue;
             if (variant == "separable-tiles" && !compiledSize(kernelSize)) continue;
             // separableMmaMatchesReference runs separable-mma's constant border on values u8 holds, and
-            // rowsMmaMatchesReference rows-mma (one u16 channel) on several streams
+            // rowsMmaMatchesReference rows-mma (u16) on several streams
             if (variant == "rows-mma" || (variant == "separable-mma" && !mmaApplies(input, separable))) continue;
             const bool rankOne = variant == "separable" || variant == "separable-tiles" || variant == "separable-mma";
             const Conv2DSpec& spec = rankOne ? separable : nonSeparable;
