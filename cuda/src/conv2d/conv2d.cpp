@@ -10,8 +10,8 @@
 // auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
 // shared wherever they apply). Else, for rank-1 kernels of compiled sizes, separable-mma on u8 at
-// 15x15, rows-mma on one u16 channel at 15x15, the separable ring (on u8/u16 from staged tiles) or
-// separable-tiles where each measured faster (autoConv2d);
+// 15x15, rows-mma on u16 at 15x15 (and at 9x9 on 4 channels), the separable ring (on u8/u16 from
+// staged tiles) or separable-tiles where each measured faster (autoConv2d);
 // separable for other rank-1 sizes from 500 taps on; but on f32 separable (the staged ring) for rank-1
 // 3x3 and 5x5 kernels and staged-rows for the other kernels up to 7x7 but rank-1 7x7 ones.
 // Otherwise staged-rows for u8/u16 up to 7x7, tma where it applies up to 9x9, shared elsewhere.

@@ -301,8 +301,9 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
 /// The row pass of a staged batch of CN = 3 or 4 interleaved channels into `sums`: warp w sums
 /// channel w of the band's tiles, RowsMmaShape::group at a time, walking their input blocks once.
 /// Each block is one A fragment (rows g and g + 8 of lane g, places rowsMmaPixel(2q), (2q + 1)),
-/// from four 16-bit loads and four byte permutes. A tile's last block brings its high-half products, so that each tile's
-/// sums take its low halves first and then its high halves, as on one channel.
+/// from four 16-bit loads and four byte permutes. A tile's last block brings its high-half
+/// products, so that each tile's sums take its low halves first and then its high halves, as on one
+/// channel.
 template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float* sums, const RowTapFragments& taps)
 {
     using S = RowsMmaShape<CN>;
