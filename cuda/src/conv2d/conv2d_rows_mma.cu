@@ -60,8 +60,8 @@ template <int CN> struct RowsMmaShape {
     /// once; three and four channels' single stores two lanes a bank at most.
     static constexpr int sumStride = CN == 1 ? band + 8 : CN == 3 ? 196 : 258;
     /// Tiles a warp sums together. On interleaved channels their accumulators and the A fragments of 3
-    /// blocks stay in registers: three channels take all 8 (5% fewer loads than 4 at a time, at 4 blocks
-    /// an SM, 1.02x faster); four channels 4, which leave registers for 4 blocks an SM.
+    /// blocks stay in registers: three channels take all 8 (10 blocks loaded a batch, not 12; 1.01-1.02x
+    /// faster at 4 blocks an SM); four channels 4, which leave registers for 4 blocks an SM.
     static constexpr int group = CN == 3 ? 8 : 4;
     static constexpr int blocksPerSM = 4;
     /// Edge elements a thread holds between batches: every band's of one channel; on more channels
