@@ -41,8 +41,8 @@ constexpr int kRowsMmaOffsets = 3;
 
 /// A block's shape on CN-channel images. Each thread takes two elements of the band in the column
 /// pass; the row pass sums tiles of 8 pixels of one channel (the mma's n). One channel: warp w takes
-/// the tiles from pixel 64w, from ldmatrix. Three or four (interleaved): warp w takes channel w of the
-/// band's 64 pixels, from 16-bit loads.
+/// the tiles from pixel 64w, from ldmatrix. Three or four (interleaved): the band's 64 pixels from
+/// 16-bit loads, each warp two channels' 8 rows on four (InterleavedLane), one channel's 16 on three.
 template <int CN> struct RowsMmaShape {
     static_assert(CN == 1 || CN == 3 || CN == 4, "one, three or four channels");
     static constexpr int warps = CN == 1 ? 4 : CN, threads = 32 * warps;
@@ -53,12 +53,12 @@ template <int CN> struct RowsMmaShape {
     static constexpr int stagedElements = band + 2 * margin;
     static constexpr int copiesPerRow = stagedElements / 8;  ///< 16-byte copies
     /// Staged rows lie an odd number of 16 bytes apart: ldmatrix's 8 rows of a phase hit 8 bank
-    /// groups, and three channels' 16-bit loads 32 banks. Four channels' hit 2 lanes a bank
-    /// (rowTapFragments' spread pairs), the fewest rows of whole 16 bytes allow.
+    /// groups, and three channels' 16-bit loads 32 banks. On four, 4 words (mod 32) apart, so that
+    /// the lanes' 16-bit loads hit 32 banks (InterleavedLane's channels, rowTapFragments' spread pairs).
     static constexpr int slotStride = CN == 4 ? 328 : stagedElements + 8;
     /// Row sums: one channel's 64-bit stores of a half-warp (4 rows x 8 columns) hit every bank
-    /// once; three and four channels' single stores two lanes a bank at most.
-    static constexpr int sumStride = CN == 1 ? band + 8 : CN == 3 ? 196 : 258;
+    /// once; three and four channels' single stores two lanes a bank (four: InterleavedLane's swap).
+    static constexpr int sumStride = CN == 1 ? band + 8 : CN == 3 ? 196 : band;
     /// Tiles a warp sums together. On interleaved channels their accumulators and the A fragments of 3
     /// blocks stay in registers: three channels take all 8 (10 blocks loaded a batch, not 12; 1.01-1.02x
     /// faster at 4 blocks an SM); four channels 4, which leave registers for 4 blocks an SM.
@@ -78,6 +78,40 @@ template <int CN> struct RowsMmaShape {
                       fillsPerThread * threads,
                   "every edge element of a batch has a thread");
 };
+
+/// Where lane (g, q) of warp w takes the A rows m = g (top) and g + 8 (bottom) of its tiles on
+/// interleaved channels (staged row and channel), and where their sums go: the offsets of pixels 2q
+/// and 2q + 1 of the band's first tile, in `sums`. Three channels: rows g and g + 8 of channel w. Four:
+/// both A rows are staged row 8 (w / 2) + g, of channels c and c ^ 2, c = w % 2 ^ 2 (g % 2), so that
+/// a load's lanes meet both words of each pixel's channel pairs (32 banks, where one channel met 16);
+/// in sums rows r with r & 2 swap each lane's two pixels, which spreads the stores to two lanes a bank
+/// (four, unswapped) and makes a column-pass thread's pair t in those rows pair t ^ 2.
+template <int CN> struct InterleavedLane {
+    int topRow, topChannel, bottomRow, bottomChannel;
+    int topSum[2], bottomSum[2];
+    __device__ InterleavedLane()
+    {
+        const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;
+        int swap = 0;
+        if constexpr (CN == 4) {
+            topRow = bottomRow = 8 * (warp / 2) + g;
+            topChannel = (warp % 2) ^ (2 * (g % 2));
+            bottomChannel = topChannel ^ 2;
+            swap = topRow / 2 % 2;
+        } else {
+            topRow = g, bottomRow = g + 8;
+            topChannel = bottomChannel = warp;
+        }
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int pixel = 2 * q + (j ^ swap);
+            topSum[j] = topRow * RowsMmaShape<CN>::sumStride + CN * pixel + topChannel;
+            bottomSum[j] = bottomRow * RowsMmaShape<CN>::sumStride + CN * pixel + bottomChannel;
+        }
+    }
+};
+/// The row-sums pair a column-pass thread reads in rows r with r & 2 (InterleavedLane's swap).
+template <int CN> __device__ int swappedPair() { return int(threadIdx.x) ^ (CN == 4 ? 2 : 0); }
 
 __constant__ float cRowsMmaColumnTaps[kRowsMmaMaxSize];  // the column taps times 2^(24 - e) (SplitTaps::scaled)
 
@@ -298,21 +332,23 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
     }
 }
 
-/// The row pass of a staged batch of CN = 3 or 4 interleaved channels into `sums`: warp w sums
-/// channel w of the band's tiles, RowsMmaShape::group at a time, walking their input blocks once.
-/// Each block is one A fragment (rows g and g + 8 of lane g, places rowsMmaPixel(2q), (2q + 1)),
-/// from four 16-bit loads and four byte permutes. A tile's last block brings its high-half
-/// products, so that each tile's sums take its low halves first and then its high halves, as on one
-/// channel.
+/// The row pass of a staged batch of CN = 3 or 4 interleaved channels into `sums`: each warp sums
+/// its rows and channels (InterleavedLane) of the band's tiles, RowsMmaShape::group at a time, walking
+/// their input blocks once. Each block is one A fragment (lane g's top and bottom rows, places
+/// rowsMmaPixel(2q), (2q + 1)), from four 16-bit loads and four byte permutes. A tile's last block
+/// brings its high-half products, so that each tile's sums take its low halves first and then its high
+/// halves, as on one channel.
 template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float* sums, const RowTapFragments& taps)
 {
     using S = RowsMmaShape<CN>;
     constexpr int group = S::group;
     static_assert(S::bandTiles % group == 0, "whole groups of tiles");
-    const int lane = threadIdx.x % 32, channel = threadIdx.x / 32, g = lane / 4, q = lane % 4;
+    const int q = threadIdx.x % 4;
+    const InterleavedLane<CN> at;
     // Staged pixel 0 is the band's pixel -8: tile t's blocks are staged blocks t .. t + 2.
-    const uint16_t* pixels = slot + g * S::slotStride + CN * rowsMmaPixel(2 * q, CN) + channel;
-    constexpr int pairStep = CN * (rowsMmaPixel(1, CN) - rowsMmaPixel(0, CN)), lower = 8 * S::slotStride;
+    const uint16_t* pixels = slot + at.topRow * S::slotStride + CN * rowsMmaPixel(2 * q, CN) + at.topChannel;
+    const uint16_t* lowerPixels = slot + at.bottomRow * S::slotStride + CN * rowsMmaPixel(2 * q, CN) + at.bottomChannel;
+    constexpr int pairStep = CN * (rowsMmaPixel(1, CN) - rowsMmaPixel(0, CN));
 #pragma unroll
     for (int first = 0; first < S::bandTiles; first += group) {
         float tile[group][4] = {};
@@ -320,7 +356,8 @@ template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float
 #pragma unroll
         for (int u = 0; u < group + 2; ++u) {
             const uint16_t* p = pixels + CN * 8 * (first + u);
-            const uint32_t top0 = p[0], top1 = p[pairStep], bottom0 = p[lower], bottom1 = p[lower + pairStep];
+            const uint16_t* l = lowerPixels + CN * 8 * (first + u);
+            const uint32_t top0 = p[0], top1 = p[pairStep], bottom0 = l[0], bottom1 = l[pairStep];
             uint32_t(&a)[4] = block[u % kRowsMmaOffsets];
             // The low (high) bytes of the two 16-bit loads, whose upper bytes are 0, as f16 subnormals.
             a[0] = __byte_perm(top0, top1, 0x6420), a[1] = __byte_perm(bottom0, bottom1, 0x6420);
@@ -336,9 +373,9 @@ template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float
         }
 #pragma unroll
         for (int t = 0; t < group; ++t) {
-            float* target = sums + g * S::sumStride + CN * 8 * (first + t) + CN * 2 * q + channel;
-            target[0] = tile[t][0], target[CN] = tile[t][1];
-            target[8 * S::sumStride] = tile[t][2], target[8 * S::sumStride + CN] = tile[t][3];
+            float* tileSums = sums + CN * 8 * (first + t);
+            tileSums[at.topSum[0]] = tile[t][0], tileSums[at.topSum[1]] = tile[t][1];
+            tileSums[at.bottomSum[0]] = tile[t][2], tileSums[at.bottomSum[1]] = tile[t][3];
         }
     }
 }
@@ -348,19 +385,20 @@ __device__ void storePair(uint16_t* p, float2 v) { *reinterpret_cast<uint32_t*>(
 __device__ void storePair(float* p, float2 v) { *reinterpret_cast<float2*>(p) = v; }
 
 /// The column pass of the batch of strip slice rows s0 .. s0 + 15 (s0 a multiple of 16): each row of
-/// this thread's two elements of sums is added to the outputs it feeds, ring[y % 16] holding strip
-/// output row y, and the output the row completes is stored. Guarded: some of those outputs lie
+/// this thread's two elements of sums (`swappedSums` in rows u with u & 2, InterleavedLane's swap) is
+/// added to the outputs it feeds, ring[y % 16] holding strip output row y, and the output the row
+/// completes is stored. Guarded: some of those outputs lie
 /// outside the strip's `rows` or the image's row (`inside`); a pair at the last odd element writes
 /// the row's padding too. Unguarded, the stores step from one row address.
 template <int K, int CN, bool Guarded, typename Out>
-__device__ __forceinline__ void columnPass(const StripArgs<uint16_t, Out>& a, const float* sums, int y0, int s0, int rows,
-                                           int x, bool inside, float2 (&ring)[kRowsMmaBatch])
+__device__ __forceinline__ void columnPass(const StripArgs<uint16_t, Out>& a, const float* sums, const float* swappedSums,
+                                           int y0, int s0, int rows, int x, bool inside, float2 (&ring)[kRowsMmaBatch])
 {
     char* firstOutput = Guarded ? nullptr : reinterpret_cast<char*>(a.outRow(y0 + s0 - (K - 1)) + x);
     const unsigned pitchBytes = unsigned(a.outPitch) * sizeof(Out);
 #pragma unroll
     for (int u = 0; u < kRowsMmaBatch; ++u) {
-        const float2 sum = *reinterpret_cast<const float2*>(sums + u * RowsMmaShape<CN>::sumStride);
+        const float2 sum = *reinterpret_cast<const float2*>((u & 2 ? swappedSums : sums) + u * RowsMmaShape<CN>::sumStride);
 #pragma unroll
         for (int i = 0; i < K; ++i) {
             float2& output = ring[(u - i) & (kRowsMmaBatch - 1)];
@@ -392,6 +430,7 @@ __global__ void __launch_bounds__(RowsMmaShape<CN>::threads, RowsMmaShape<CN>::b
     const EdgeElements<CN> edge(x0, CN * a.cols, K / 2);
     const bool inside = x < CN * a.cols;
     const float* columnSums = sums + 2 * threadIdx.x;
+    const float* swappedSums = sums + 2 * swappedPair<CN>();
     const auto slot = [&](int b) { return staged + b % kRowsMmaSlots * S::slotElements; };
     PendingFill<CN> fill;
     for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
@@ -419,10 +458,11 @@ __global__ void __launch_bounds__(RowsMmaShape<CN>::threads, RowsMmaShape<CN>::b
             if (b > 0) {
                 const int s0 = kRowsMmaBatch * (b - 1);
                 const float* batchSums = columnSums + ((b - 1) & 1) * S::sumElements;
+                const float* swappedBatchSums = swappedSums + ((b - 1) & 1) * S::sumElements;
                 if (inside && s0 >= K - 1 && s0 + kRowsMmaBatch - K < rows)
-                    columnPass<K, CN, false>(a, batchSums, y0, s0, rows, x, inside, ring);
+                    columnPass<K, CN, false>(a, batchSums, swappedBatchSums, y0, s0, rows, x, inside, ring);
                 else
-                    columnPass<K, CN, true>(a, batchSums, y0, s0, rows, x, inside, ring);
+                    columnPass<K, CN, true>(a, batchSums, swappedBatchSums, y0, s0, rows, x, inside, ring);
             }
             storeFill<CN>(slot(b + 1), x0, edge, fill);
         }
