@@ -79,29 +79,32 @@ template <int CN> struct RowsMmaShape {
                   "every edge element of a batch has a thread");
 };
 
+/// Whether sums row r holds each pixel pair swapped (four channels, rows with r & 2): there a column-pass
+/// thread's pair t, pixel t / 2, lies at pair t ^ 2.
+template <int CN> __device__ constexpr bool swapsPixelPairs(int row) { return CN == 4 && (row & 2); }
+
 /// Where lane (g, q) of warp w takes the A rows m = g (top) and g + 8 (bottom) of its tiles on
 /// interleaved channels (staged row and channel), and where their sums go: the offsets of pixels 2q
 /// and 2q + 1 of the band's first tile, in `sums`. Three channels: rows g and g + 8 of channel w. Four:
 /// both A rows are staged row 8 (w / 2) + g, of channels c and c ^ 2, c = w % 2 ^ 2 (g % 2), so that
 /// a load's lanes meet both words of each pixel's channel pairs (32 banks, where one channel met 16);
-/// in sums rows r with r & 2 swap each lane's two pixels, which spreads the stores to two lanes a bank
-/// (four, unswapped) and makes a column-pass thread's pair t in those rows pair t ^ 2.
+/// in the sums rows swapsPixelPairs names each lane's two pixels swap places, which spreads the stores
+/// to two lanes a bank (four, unswapped).
 template <int CN> struct InterleavedLane {
     int topRow, topChannel, bottomRow, bottomChannel;
     int topSum[2], bottomSum[2];
     __device__ InterleavedLane()
     {
         const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;
-        int swap = 0;
         if constexpr (CN == 4) {
             topRow = bottomRow = 8 * (warp / 2) + g;
             topChannel = (warp % 2) ^ (2 * (g % 2));
             bottomChannel = topChannel ^ 2;
-            swap = topRow / 2 % 2;
         } else {
             topRow = g, bottomRow = g + 8;
             topChannel = bottomChannel = warp;
         }
+        const int swap = swapsPixelPairs<CN>(topRow);
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
             const int pixel = 2 * q + (j ^ swap);
@@ -110,8 +113,6 @@ template <int CN> struct InterleavedLane {
         }
     }
 };
-/// The row-sums pair a column-pass thread reads in rows r with r & 2 (InterleavedLane's swap).
-template <int CN> __device__ int swappedPair() { return int(threadIdx.x) ^ (CN == 4 ? 2 : 0); }
 
 __constant__ float cRowsMmaColumnTaps[kRowsMmaMaxSize];  // the column taps times 2^(24 - e) (SplitTaps::scaled)
 
@@ -385,11 +386,11 @@ __device__ void storePair(uint16_t* p, float2 v) { *reinterpret_cast<uint32_t*>(
 __device__ void storePair(float* p, float2 v) { *reinterpret_cast<float2*>(p) = v; }
 
 /// The column pass of the batch of strip slice rows s0 .. s0 + 15 (s0 a multiple of 16): each row of
-/// this thread's two elements of sums (`swappedSums` in rows u with u & 2, InterleavedLane's swap) is
-/// added to the outputs it feeds, ring[y % 16] holding strip output row y, and the output the row
-/// completes is stored. Guarded: some of those outputs lie
-/// outside the strip's `rows` or the image's row (`inside`); a pair at the last odd element writes
-/// the row's padding too. Unguarded, the stores step from one row address.
+/// this thread's two elements of sums (from `swappedSums` in the rows swapsPixelPairs names) is added
+/// to the outputs it feeds, ring[y % 16] holding strip output row y, and the output the row completes
+/// is stored. Guarded: some of those outputs lie outside the strip's `rows` or the image's row
+/// (`inside`); a pair at the last odd element writes the row's padding too. Unguarded, the stores step
+/// from one row address.
 template <int K, int CN, bool Guarded, typename Out>
 __device__ __forceinline__ void columnPass(const StripArgs<uint16_t, Out>& a, const float* sums, const float* swappedSums,
                                            int y0, int s0, int rows, int x, bool inside, float2 (&ring)[kRowsMmaBatch])
@@ -398,7 +399,8 @@ __device__ __forceinline__ void columnPass(const StripArgs<uint16_t, Out>& a, co
     const unsigned pitchBytes = unsigned(a.outPitch) * sizeof(Out);
 #pragma unroll
     for (int u = 0; u < kRowsMmaBatch; ++u) {
-        const float2 sum = *reinterpret_cast<const float2*>((u & 2 ? swappedSums : sums) + u * RowsMmaShape<CN>::sumStride);
+        const float* row = (swapsPixelPairs<CN>(u) ? swappedSums : sums) + u * RowsMmaShape<CN>::sumStride;
+        const float2 sum = *reinterpret_cast<const float2*>(row);
 #pragma unroll
         for (int i = 0; i < K; ++i) {
             float2& output = ring[(u - i) & (kRowsMmaBatch - 1)];
@@ -430,7 +432,7 @@ __global__ void __launch_bounds__(RowsMmaShape<CN>::threads, RowsMmaShape<CN>::b
     const EdgeElements<CN> edge(x0, CN * a.cols, K / 2);
     const bool inside = x < CN * a.cols;
     const float* columnSums = sums + 2 * threadIdx.x;
-    const float* swappedSums = sums + 2 * swappedPair<CN>();
+    const float* swappedSums = sums + 2 * (threadIdx.x ^ 2);  // pair t ^ 2, where swapsPixelPairs
     const auto slot = [&](int b) { return staged + b % kRowsMmaSlots * S::slotElements; };
     PendingFill<CN> fill;
     for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
