@@ -9,11 +9,12 @@
 // bytes, then its high bytes (mma.m16n8k16, f16 in, f32 sums; 3 blocks and 2 tap halves, 6 mma, a
 // tile). It is exact in f16 where it must be: each u16 element is two f16 subnormals, its low and its
 // high byte (byte permutes), and each row tap two f16 halves (splitMmaTaps), the high bytes' times
-// 2^8, so every product is exact. One channel's blocks come from ldmatrix; interleaved channels'
-// from 16-bit loads of one channel, so that every tile has the density of one channel's. The row
-// sums go through shared memory, in the image's element order; each thread then adds every row of
-// its two elements' sums to the 16 output rows pending in a register ring (one fma chain an output,
-// taps in order) and stores each output once its last row is in.
+// 2^8, so every product is exact. One channel's blocks come from ldmatrix; three interleaved channels'
+// from 16-bit loads of one channel, four channels' from 32-bit loads of a pixel's channel pair, so that
+// every tile has the density of one channel's. The row sums go through shared memory, in the image's
+// element order; each thread then adds every row of its two elements' sums to the 16 output rows
+// pending in a register ring (one fma chain an output, taps in order) and stores each output once its
+// last row is in.
 //
 // Against separable-mma (the column pass on tensor cores, the row pass from shared memory) each
 // output costs fewer instructions: the tensor cores read the staged u16 as it lies, and the column
@@ -41,8 +42,9 @@ constexpr int kRowsMmaOffsets = 3;
 
 /// A block's shape on CN-channel images. Each thread takes two elements of the band in the column
 /// pass; the row pass sums tiles of 8 pixels of one channel (the mma's n). One channel: warp w takes
-/// the tiles from pixel 64w, from ldmatrix. Three or four (interleaved): the band's 64 pixels from
-/// 16-bit loads, each warp two channels' 8 rows on four (InterleavedLane), one channel's 16 on three.
+/// the tiles from pixel 64w, from ldmatrix. Three or four (interleaved): the band's 64 pixels, each warp
+/// one channel's 16 rows on three, from 16-bit loads; two channels' 8 rows on four, from 32-bit loads
+/// (InterleavedLane).
 template <int CN> struct RowsMmaShape {
     static_assert(CN == 1 || CN == 3 || CN == 4, "one, three or four channels");
     static constexpr int warps = CN == 1 ? 4 : CN, threads = 32 * warps;
@@ -54,10 +56,11 @@ template <int CN> struct RowsMmaShape {
     static constexpr int copiesPerRow = stagedElements / 8;  ///< 16-byte copies
     /// Staged rows lie an odd number of 16 bytes apart: ldmatrix's 8 rows of a phase hit 8 bank
     /// groups, and three channels' 16-bit loads 32 banks. On four, 4 words (mod 32) apart, so that
-    /// the lanes' 16-bit loads hit 32 banks (InterleavedLane's channels, rowTapFragments' spread pairs).
+    /// a warp's 32-bit loads (8 rows of 4 pixels, the channel pair flipping with the row's parity)
+    /// hit 32 banks.
     static constexpr int slotStride = CN == 4 ? 328 : stagedElements + 8;
-    /// Row sums: one channel's 64-bit stores of a half-warp (4 rows x 8 columns) hit every bank
-    /// once; three and four channels' single stores two lanes a bank (four: InterleavedLane's swap).
+    /// Row sums: the 64-bit stores of a half-warp hit every bank once, one channel's (4 rows x 8
+    /// columns) and four channels' (swapsPixelPairs); three channels' single stores two lanes a bank.
     static constexpr int sumStride = CN == 1 ? band + 8 : CN == 3 ? 196 : band;
     /// Tiles a warp sums together. On interleaved channels their accumulators and the A fragments of 3
     /// blocks stay in registers: three channels take all 8 (10 blocks loaded a batch, not 12; 1.01-1.02x
@@ -85,11 +88,11 @@ template <int CN> __device__ constexpr bool swapsPixelPairs(int row) { return CN
 
 /// Where lane (g, q) of warp w takes the A rows m = g (top) and g + 8 (bottom) of its tiles on
 /// interleaved channels (staged row and channel), and where their sums go: the offsets of pixels 2q
-/// and 2q + 1 of the band's first tile, in `sums`. Three channels: rows g and g + 8 of channel w. Four:
-/// both A rows are staged row 8 (w / 2) + g, of channels c and c ^ 2, c = w % 2 ^ 2 (g % 2), so that
-/// a load's lanes meet both words of each pixel's channel pairs (32 banks, where one channel met 16);
-/// in the sums rows swapsPixelPairs names each lane's two pixels swap places, which spreads the stores
-/// to two lanes a bank (four, unswapped).
+/// and 2q + 1 of the band's first tile, in `sums`. Three channels: rows g and g + 8 of channel w.
+/// Four: both A rows are staged row 8 (w / 2) + g, of channels c and c + 1, c = 2 (w % 2 ^ g % 2), one
+/// word of each pixel, so that one 32-bit load brings a pixel to both rows; a pixel's two sums lie
+/// side by side too (one 64-bit store), and with the pixel pairs swapped in the rows swapsPixelPairs
+/// names, the stores of a half-warp hit every bank once.
 template <int CN> struct InterleavedLane {
     int topRow, topChannel, bottomRow, bottomChannel;
     int topSum[2], bottomSum[2];
@@ -98,8 +101,8 @@ template <int CN> struct InterleavedLane {
         const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;
         if constexpr (CN == 4) {
             topRow = bottomRow = 8 * (warp / 2) + g;
-            topChannel = (warp % 2) ^ (2 * (g % 2));
-            bottomChannel = topChannel ^ 2;
+            topChannel = 2 * ((warp % 2) ^ (g % 2));
+            bottomChannel = topChannel + 1;
         } else {
             topRow = g, bottomRow = g + 8;
             topChannel = bottomChannel = warp;
@@ -117,10 +120,9 @@ template <int CN> struct InterleavedLane {
 __constant__ float cRowsMmaColumnTaps[kRowsMmaMaxSize];  // the column taps times 2^(24 - e) (SplitTaps::scaled)
 
 /// The row taps as mma B fragments (16 x 8, k x n), loaded from `fragments` (rowTapFragments):
-/// b[o][h] for block offset d = o - 1 and half h (splitMmaTaps' high, then low), register 0 the low
-/// bytes' (k 0 .. 7) and register 1 the high bytes' (k 8 .. 15, the taps times 2^8): B[k][n] = row
-/// tap p(k % 8) - n + 8d + K/2, 0 outside the kernel, with p(k) the block's pixel in place k
-/// (rowsMmaPixel).
+/// b[o][h] for block offset d = o - 1 and half h (splitMmaTaps' high, then low), register 0 k 0 .. 7
+/// and register 1 k 8 .. 15: B[k][n] = row tap p(k) - n + 8d + K/2 (times 2^8 where place k holds a
+/// high byte), 0 outside the kernel, with p(k) the block's pixel in place k (rowsMmaPlace).
 struct RowTapFragments {
     uint32_t b[kRowsMmaOffsets][2][2];
     __device__ explicit RowTapFragments(const uint32_t* fragments)
@@ -135,10 +137,17 @@ struct RowTapFragments {
     }
 };
 
-/// The pixel of an input block that place k (0 .. 7) of an A fragment holds: lane q holds places 2q and
-/// 2q + 1, pixels 2q and 2q + 1 (ldmatrix's, and three channels') or, on four channels, q and q + 4,
-/// whose 16-bit loads spread over twice the banks.
-constexpr int rowsMmaPixel(int k, int channels) { return channels == 4 ? k / 2 + 4 * (k % 2) : k; }
+/// The pixel (0 .. 7) of an input block and the byte plane (0 low, 1 high) that place k (0 .. 15) of its
+/// A fragment holds, lane q's registers holding places 2q, 2q + 1 and 2q + 8, 2q + 9. One and three
+/// channels: the low bytes of pixels 0 .. 7 in places 0 .. 7, their high bytes in 8 .. 15 (ldmatrix's
+/// order). Four: pixel q + 4r's two bytes side by side in register r, the bytes of one 16-bit element.
+struct BlockPlace {
+    int pixel, plane;
+};
+constexpr BlockPlace rowsMmaPlace(int k, int channels)
+{
+    return channels == 4 ? BlockPlace{k % 8 / 2 + 4 * (k / 8), k % 2} : BlockPlace{k % 8, k / 8};
+}
 
 /// Calls copy(r, c) for this thread's 16-byte copies of a batch. Rows of 32 copies or more: warp w
 /// takes rows w, w + warps, ..., lane l copy l of each (one row address a warp a row), and the rows'
@@ -335,10 +344,10 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
 
 /// The row pass of a staged batch of CN = 3 or 4 interleaved channels into `sums`: each warp sums
 /// its rows and channels (InterleavedLane) of the band's tiles, RowsMmaShape::group at a time, walking
-/// their input blocks once. Each block is one A fragment (lane g's top and bottom rows, places
-/// rowsMmaPixel(2q), (2q + 1)), from four 16-bit loads and four byte permutes. A tile's last block
-/// brings its high-half products, so that each tile's sums take its low halves first and then its high
-/// halves, as on one channel.
+/// their input blocks once. Each block is one A fragment (lane g's top and bottom rows, rowsMmaPlace's
+/// places), from four 16-bit loads (three channels) or two 32-bit loads (four) and four byte permutes.
+/// A tile's last block brings its high-half products, so that each tile's sums take its low halves
+/// first and then its high halves, as on one channel.
 template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float* sums, const RowTapFragments& taps)
 {
     using S = RowsMmaShape<CN>;
@@ -346,23 +355,32 @@ template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float
     static_assert(S::bandTiles % group == 0, "whole groups of tiles");
     const int q = threadIdx.x % 4;
     const InterleavedLane<CN> at;
-    // Staged pixel 0 is the band's pixel -8: tile t's blocks are staged blocks t .. t + 2.
-    const uint16_t* pixels = slot + at.topRow * S::slotStride + CN * rowsMmaPixel(2 * q, CN) + at.topChannel;
-    const uint16_t* lowerPixels = slot + at.bottomRow * S::slotStride + CN * rowsMmaPixel(2 * q, CN) + at.bottomChannel;
-    constexpr int pairStep = CN * (rowsMmaPixel(1, CN) - rowsMmaPixel(0, CN));
+    // Lane q's first pixel of staged block 0, the band's pixel -8: tile t's blocks are staged blocks t .. t + 2.
+    constexpr int pixelStep = CN * (rowsMmaPlace(2, CN).pixel - rowsMmaPlace(0, CN).pixel);
+    const uint16_t* top = slot + at.topRow * S::slotStride + pixelStep * q + at.topChannel;
+    const uint16_t* bottom = slot + at.bottomRow * S::slotStride + pixelStep * q + at.bottomChannel;
 #pragma unroll
     for (int first = 0; first < S::bandTiles; first += group) {
         float tile[group][4] = {};
         uint32_t block[kRowsMmaOffsets][4];
 #pragma unroll
         for (int u = 0; u < group + 2; ++u) {
-            const uint16_t* p = pixels + CN * 8 * (first + u);
-            const uint16_t* l = lowerPixels + CN * 8 * (first + u);
-            const uint32_t top0 = p[0], top1 = p[pairStep], bottom0 = l[0], bottom1 = l[pairStep];
+            const int staged = CN * 8 * (first + u);
             uint32_t(&a)[4] = block[u % kRowsMmaOffsets];
-            // The low (high) bytes of the two 16-bit loads, whose upper bytes are 0, as f16 subnormals.
-            a[0] = __byte_perm(top0, top1, 0x6420), a[1] = __byte_perm(bottom0, bottom1, 0x6420);
-            a[2] = __byte_perm(top0, top1, 0x6521), a[3] = __byte_perm(bottom0, bottom1, 0x6521);
+            if constexpr (CN == 4) {
+                // Pixels q and q + 4, both rows' channels a word: each element's low and high byte as f16
+                // subnormals, with the zero bytes from the permute's second operand.
+                const uint32_t near = *reinterpret_cast<const uint32_t*>(top + staged);
+                const uint32_t far = *reinterpret_cast<const uint32_t*>(top + staged + CN * rowsMmaPlace(8, CN).pixel);
+                a[0] = __byte_perm(near, 0, 0x4140), a[1] = __byte_perm(near, 0, 0x4342);
+                a[2] = __byte_perm(far, 0, 0x4140), a[3] = __byte_perm(far, 0, 0x4342);
+            } else {
+                const uint16_t *p = top + staged, *l = bottom + staged;
+                const uint32_t top0 = p[0], top1 = p[CN], bottom0 = l[0], bottom1 = l[CN];
+                // The low (high) bytes of pixels 2q and 2q + 1, whose upper bytes are 0, as f16 subnormals.
+                a[0] = __byte_perm(top0, top1, 0x6420), a[1] = __byte_perm(bottom0, bottom1, 0x6420);
+                a[2] = __byte_perm(top0, top1, 0x6521), a[3] = __byte_perm(bottom0, bottom1, 0x6521);
+            }
 #pragma unroll
             for (int t = u - 2 > 0 ? u - 2 : 0; t <= u && t < group; ++t)
                 mmaAccumulate(tile[t], a, taps.b[u - t][1][0], taps.b[u - t][1][1]);
@@ -375,8 +393,13 @@ template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float
 #pragma unroll
         for (int t = 0; t < group; ++t) {
             float* tileSums = sums + CN * 8 * (first + t);
-            tileSums[at.topSum[0]] = tile[t][0], tileSums[at.topSum[1]] = tile[t][1];
-            tileSums[at.bottomSum[0]] = tile[t][2], tileSums[at.bottomSum[1]] = tile[t][3];
+            if constexpr (CN == 4) {
+                *reinterpret_cast<float2*>(tileSums + at.topSum[0]) = make_float2(tile[t][0], tile[t][2]);
+                *reinterpret_cast<float2*>(tileSums + at.topSum[1]) = make_float2(tile[t][1], tile[t][3]);
+            } else {
+                tileSums[at.topSum[0]] = tile[t][0], tileSums[at.topSum[1]] = tile[t][1];
+                tileSums[at.bottomSum[0]] = tile[t][2], tileSums[at.bottomSum[1]] = tile[t][3];
+            }
         }
     }
 }
@@ -498,12 +521,13 @@ std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k, int channels
         for (int h = 0; h < 2; ++h)
             for (int r = 0; r < 2; ++r)
                 for (int lane = 0; lane < 32; ++lane) {
-                    // register r: rows (k) 2q and 2q + 1 of column (n) g on byte plane r; offset d - 1
+                    // register r: rows (k) 2q + 8r and 2q + 8r + 1 of column (n) g; offset d - 1
                     const int g = lane / 4, q = lane % 4;
                     const auto tap = [&](int place) {
-                        return mmaTapBits(taps, h, r, rowsMmaPixel(place, channels) - g + 8 * (d - 1) + k / 2);
+                        const BlockPlace at = rowsMmaPlace(place, channels);
+                        return mmaTapBits(taps, h, at.plane, at.pixel - g + 8 * (d - 1) + k / 2);
                     };
-                    fragments.push_back(tap(2 * q) | uint32_t(tap(2 * q + 1)) << 16);
+                    fragments.push_back(tap(2 * q + 8 * r) | uint32_t(tap(2 * q + 8 * r + 1)) << 16);
                 }
     return fragments;
 }
