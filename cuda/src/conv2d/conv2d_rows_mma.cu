@@ -34,6 +34,10 @@ namespace {
 /// place in the ring is a constant in the unrolled batch.
 constexpr int kRowsMmaBatch = 16;
 constexpr int kRowsMmaSlots = 2;  ///< staged batches: the one summed and the next in flight
+/// rowsMmaStrips: every strip at least this many batches (each restages K - 1 rows) and at most
+/// kRowsMmaMaxStrips a band (their rows are a table in the kernel's arguments).
+constexpr int kRowsMmaMinBatches = 3;
+constexpr int kRowsMmaMaxStrips = 255;
 constexpr int kRowsMmaMaxSize = kConv2dCompiledSizes.back();
 static_assert(kRowsMmaMaxSize <= 15, "the tap fragments' block offsets -1 .. 1 and the ring of 16 reach 15 taps");
 /// Offsets d = c - t of input block c over output tile t (8 pixels each) that hold taps at K <= 15:
@@ -67,6 +71,9 @@ template <int CN> struct RowsMmaShape {
     /// faster at 4 blocks an SM); four channels 4, which leave registers for 4 blocks an SM.
     static constexpr int group = CN == 3 ? 8 : 4;
     static constexpr int blocksPerSM = 4;
+    /// rowsMmaStrips: the share of an even split of the rows left that each strip takes, num / den.
+    /// Measured fastest of 1/2 and 2/3 (docs/performance.md, "Fifty-sixth step").
+    static constexpr int stripShareNum = CN == 1 ? 2 : 1, stripShareDen = CN == 1 ? 3 : 2;
     /// Edge elements a thread holds between batches: every band's of one channel; on more channels
     /// those of a band with one edge (an image narrower than a band has its stored at once).
     static constexpr int fillsPerThread = CN == 1 ? 3 : 5;
@@ -438,13 +445,19 @@ __device__ __forceinline__ void columnPass(const StripArgs<uint16_t, Out>& a, co
     }
 }
 
+/// The strips of a band, tallest first (rowsMmaStrips): strip s, blockIdx.y, covers output rows
+/// [start[s], start[s + 1]).
+struct RowsMmaStrips {
+    int start[kRowsMmaMaxStrips + 1];
+};
+
 /// rows-mma (u16 images of 1, 3 or 4 channels, square compiled sizes, rank-1 taps whose row taps
-/// splitMmaTaps splits; sm_80+): each block walks strips of its band in batches: stage batch b + 1,
+/// splitMmaTaps splits; sm_80+): each block walks a strip of its band in batches: stage batch b + 1,
 /// sum batch b's rows on tensor cores, add batch b - 1's row sums down the columns. One barrier a
 /// batch; 4 blocks an SM.
 template <typename Out, int K, int CN>
 __global__ void __launch_bounds__(RowsMmaShape<CN>::threads, RowsMmaShape<CN>::blocksPerSM)
-    conv2dRowsMma(StripArgs<uint16_t, Out> a, int stripRows, const uint32_t* fragments)
+    conv2dRowsMma(StripArgs<uint16_t, Out> a, RowsMmaStrips strips, const uint32_t* fragments)
 {
     using S = RowsMmaShape<CN>;
     extern __shared__ float4 sharedStorage[];
@@ -458,39 +471,37 @@ __global__ void __launch_bounds__(RowsMmaShape<CN>::threads, RowsMmaShape<CN>::b
     const float* swappedSums = sums + 2 * (threadIdx.x ^ 2);  // pair t ^ 2, where swapsPixelPairs
     const auto slot = [&](int b) { return staged + b % kRowsMmaSlots * S::slotElements; };
     PendingFill<CN> fill;
-    for (int y0 = blockIdx.y * stripRows; y0 < a.rows; y0 += gridDim.y * stripRows) {
-        const int rows = min(stripRows, a.rows - y0), batches = (rows + K - 1 + kRowsMmaBatch - 1) / kRowsMmaBatch;
-        const auto stage = [&](int b) {
-            const int first = y0 + kRowsMmaBatch * b, last = first + kRowsMmaBatch - 1;
-            const bool imageRows = a.border != BorderMode::Constant || (a.imageRow(first) && a.imageRow(last));
-            if (imageRows && last <= a.rows + K - 2) stageBatch<CN>(a, x0, first, slot(b), edge, fill);
-            else stageBorderBatch<Out, K, CN>(a, x0, first, slot(b));
-            __pipeline_commit();
-        };
-        // The slot the first batch takes was last read before the previous strip's last barrier.
-        stage(0);
-        storeFill<CN>(slot(0), x0, edge, fill);
-        float2 ring[kRowsMmaBatch] = {};
-        for (int b = 0; b <= batches; ++b) {
-            __pipeline_wait_prior(0);
-            __syncthreads();  // batch b is staged; batch b - 1's row pass and b - 2's column pass are done
-            if (b + 1 < batches) stage(b + 1);
-            if (b < batches) {
-                float* batchSums = sums + (b & 1) * S::sumElements;
-                if constexpr (CN == 1) rowPass(slot(b), batchSums, taps);
-                else interleavedRowPass<CN>(slot(b), batchSums, taps);
-            }
-            if (b > 0) {
-                const int s0 = kRowsMmaBatch * (b - 1);
-                const float* batchSums = columnSums + ((b - 1) & 1) * S::sumElements;
-                const float* swappedBatchSums = swappedSums + ((b - 1) & 1) * S::sumElements;
-                if (inside && s0 >= K - 1 && s0 + kRowsMmaBatch - K < rows)
-                    columnPass<K, CN, false>(a, batchSums, swappedBatchSums, y0, s0, rows, x, inside, ring);
-                else
-                    columnPass<K, CN, true>(a, batchSums, swappedBatchSums, y0, s0, rows, x, inside, ring);
-            }
-            storeFill<CN>(slot(b + 1), x0, edge, fill);
+    const int y0 = strips.start[blockIdx.y], rows = strips.start[blockIdx.y + 1] - y0;
+    const int batches = (rows + K - 1 + kRowsMmaBatch - 1) / kRowsMmaBatch;
+    const auto stage = [&](int b) {
+        const int first = y0 + kRowsMmaBatch * b, last = first + kRowsMmaBatch - 1;
+        const bool imageRows = a.border != BorderMode::Constant || (a.imageRow(first) && a.imageRow(last));
+        if (imageRows && last <= a.rows + K - 2) stageBatch<CN>(a, x0, first, slot(b), edge, fill);
+        else stageBorderBatch<Out, K, CN>(a, x0, first, slot(b));
+        __pipeline_commit();
+    };
+    stage(0);
+    storeFill<CN>(slot(0), x0, edge, fill);
+    float2 ring[kRowsMmaBatch] = {};
+    for (int b = 0; b <= batches; ++b) {
+        __pipeline_wait_prior(0);
+        __syncthreads();  // batch b is staged; batch b - 1's row pass and b - 2's column pass are done
+        if (b + 1 < batches) stage(b + 1);
+        if (b < batches) {
+            float* batchSums = sums + (b & 1) * S::sumElements;
+            if constexpr (CN == 1) rowPass(slot(b), batchSums, taps);
+            else interleavedRowPass<CN>(slot(b), batchSums, taps);
         }
+        if (b > 0) {
+            const int s0 = kRowsMmaBatch * (b - 1);
+            const float* batchSums = columnSums + ((b - 1) & 1) * S::sumElements;
+            const float* swappedBatchSums = swappedSums + ((b - 1) & 1) * S::sumElements;
+            if (inside && s0 >= K - 1 && s0 + kRowsMmaBatch - K < rows)
+                columnPass<K, CN, false>(a, batchSums, swappedBatchSums, y0, s0, rows, x, inside, ring);
+            else
+                columnPass<K, CN, true>(a, batchSums, swappedBatchSums, y0, s0, rows, x, inside, ring);
+        }
+        storeFill<CN>(slot(b + 1), x0, edge, fill);
     }
 }
 
@@ -548,24 +559,30 @@ void prepareRowsMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& c
     KL_CUDA_TRY(cudaStreamSynchronize(stream));  // the taps are pageable and about to go
 }
 
-/// Strips are at least this tall: each restages K - 1 rows.
-constexpr int kRowsMmaMinStripRows = 4 * kRowsMmaBatch;
-/// The waves of resident blocks a grid fills at most. Strips of one wave ran 1.11x slower: the busiest
-/// SM was active 1.21x the mean's cycles; 2 to 6 waves ran within 1.5% at 15x15, 4 the fastest at 9x9
-/// (docs/performance.md, "Fifty-first step" and "Fifty-second step").
-constexpr int kRowsMmaWaves = 4;
-
-/// The rows of rows-mma's strips over `rows` rows of `bands` bands (`slots` blocks resident on the whole
-/// GPU) for a K x K kernel: the most strips whose blocks fill at most kRowsMmaWaves waves, each strip's
-/// slice whole batches.
-int rowsMmaStripRows(int rows, int bands, int slots, int k)
+/// The strips of `rows` rows of `bands` bands (`slots` blocks resident on the whole GPU) for a K x K
+/// kernel on CN channels, tallest first, so that the grid ends in short blocks: the block scheduler
+/// hands out strip s of every band before strip s + 1. Each strip takes RowsMmaShape's share of an
+/// even split of the rows still left, remaining * bands / slots, in whole batches of its slice, and
+/// at least kRowsMmaMinBatches and a kRowsMmaMaxStrips-th of the rows. Returns how many. Equal strips
+/// filling 4 waves, each block a quarter of the kernel's time, left the SMs ending unevenly and ran
+/// 1.02-1.11x slower (docs/performance.md, "Fifty-sixth step").
+template <int CN> int rowsMmaStrips(int rows, int bands, int slots, int k, RowsMmaStrips& strips)
 {
-    const int strips = std::max(1, kRowsMmaWaves * slots / bands);
-    const int batches = ((rows + strips - 1) / strips + k - 1 + kRowsMmaBatch - 1) / kRowsMmaBatch;
-    return std::max(batches * kRowsMmaBatch - (k - 1), kRowsMmaMinStripRows);
+    using S = RowsMmaShape<CN>;
+    const int fewest = std::max(kRowsMmaMinBatches * kRowsMmaBatch - (k - 1), (rows + kRowsMmaMaxStrips - 1) / kRowsMmaMaxStrips);
+    const long long even = (long long)slots * S::stripShareDen;
+    int count = 0;
+    for (int y0 = 0; y0 < rows; ++count) {
+        strips.start[count] = y0;
+        const long long share = ((long long)(rows - y0) * bands * S::stripShareNum + even - 1) / even;
+        const int batches = int((std::max<long long>(fewest, share) + k - 1 + kRowsMmaBatch - 1) / kRowsMmaBatch);
+        y0 += std::min(batches * kRowsMmaBatch - (k - 1), rows - y0);
+    }
+    strips.start[count] = rows;
+    return count;
 }
 
-/// Strips of rowsMmaStripRows, each band's strips in blockIdx.y.
+/// Each band's strips (rowsMmaStrips) in blockIdx.y.
 void computeRowsMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
 {
     withStrip(run, chunk, [&](const auto& a, auto cn) {
@@ -573,11 +590,12 @@ void computeRowsMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
         using S = RowsMmaShape<decltype(cn)::value>;
         if constexpr (std::is_same_v<typename A::InType, uint16_t>) {
             const int bands = (decltype(cn)::value * a.cols + S::band - 1) / S::band;
-            const int stripRows = rowsMmaStripRows(a.rows, bands, run.stagedSlots, a.kRows);
-            const dim3 grid(unsigned(bands), std::min(unsigned((a.rows + stripRows - 1) / stripRows), kMaxGridY));
+            RowsMmaStrips strips;
+            const int count = rowsMmaStrips<decltype(cn)::value>(a.rows, bands, run.stagedSlots, a.kRows, strips);
+            const dim3 grid{unsigned(bands), unsigned(count)};
             withFixedSize(a.kRows, [&](auto k) {
                 conv2dRowsMma<typename A::OutType, decltype(k)::value, decltype(cn)::value>
-                    <<<grid, S::threads, S::sharedBytes, stream>>>(a, stripRows, run.mmaFragments);
+                    <<<grid, S::threads, S::sharedBytes, stream>>>(a, strips, run.mmaFragments);
             });
         }
     });
