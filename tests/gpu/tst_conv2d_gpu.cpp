@@ -478,7 +478,7 @@ private slots:
         };
         for (int channels : {1, 3, 4})
             for (int k : kl::gpu::kConv2dCompiledSizes)
-                // 9001 x 19: more strips a band than the kernel's table holds at the fewest rows a strip
+                // 9001 x 19 at 15x15: 265 strips of the fewest rows, more than the kernel's table of 255 holds
                 for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {37, 531}, {9001, 19}})
                     for (BorderMode border : kBorders) {
                         cv::Mat input = kltest::randomImage(rows, cols, CV_16U, channels, ++seed);
