@@ -590,7 +590,7 @@ void computeRowsMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
         using S = RowsMmaShape<decltype(cn)::value>;
         if constexpr (std::is_same_v<typename A::InType, uint16_t>) {
             const int bands = (decltype(cn)::value * a.cols + S::band - 1) / S::band;
-            RowsMmaStrips strips;
+            RowsMmaStrips strips{};  // zeros past the last strip: equal launches pass equal arguments
             const int count = rowsMmaStrips<decltype(cn)::value>(a.rows, bands, run.stagedSlots, a.kRows, strips);
             const dim3 grid{unsigned(bands), unsigned(count)};
             withFixedSize(a.kRows, [&](auto k) {
