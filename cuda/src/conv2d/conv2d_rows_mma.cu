@@ -569,14 +569,15 @@ void prepareRowsMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& c
 template <int CN> int rowsMmaStrips(int rows, int bands, int slots, int k, RowsMmaStrips& strips)
 {
     using S = RowsMmaShape<CN>;
-    const int fewest = std::max(kRowsMmaMinBatches * kRowsMmaBatch - (k - 1), (rows + kRowsMmaMaxStrips - 1) / kRowsMmaMaxStrips);
-    const long long even = (long long)slots * S::stripShareDen;
+    const int halo = k - 1;
+    const int fewest = std::max(kRowsMmaMinBatches * kRowsMmaBatch - halo, (rows + kRowsMmaMaxStrips - 1) / kRowsMmaMaxStrips);
+    const int64_t even = int64_t(slots) * S::stripShareDen;
     int count = 0;
     for (int y0 = 0; y0 < rows; ++count) {
         strips.start[count] = y0;
-        const long long share = ((long long)(rows - y0) * bands * S::stripShareNum + even - 1) / even;
-        const int batches = int((std::max<long long>(fewest, share) + k - 1 + kRowsMmaBatch - 1) / kRowsMmaBatch);
-        y0 += std::min(batches * kRowsMmaBatch - (k - 1), rows - y0);
+        const int share = int((int64_t(rows - y0) * bands * S::stripShareNum + even - 1) / even);
+        const int batches = (std::max(fewest, share) + halo + kRowsMmaBatch - 1) / kRowsMmaBatch;
+        y0 += std::min(batches * kRowsMmaBatch - halo, rows - y0);
     }
     strips.start[count] = rows;
     return count;
