@@ -1,5 +1,6 @@
 // conv2d's rows-mma variant (conv2dRowsMma): rank-1 kernels of compiled sizes on u16 images of 1, 3
-// or 4 channels, with the row pass on tensor cores and the column pass in registers.
+// or 4 channels and on u8 images of one, with the row pass on tensor cores and the column pass in
+// registers.
 //
 // Each block owns a band of output elements (two a thread) and walks a strip of its rows in batches
 // of kRowsMmaBatch slice rows, staged by cp.async a batch ahead (the few elements past the row ends
@@ -11,7 +12,8 @@
 // high byte (byte permutes), and each row tap two f16 halves (splitMmaTaps), the high bytes' times
 // 2^8, so every product is exact. One channel's blocks come from ldmatrix; three interleaved channels'
 // from 16-bit loads of one channel, four channels' from 32-bit loads of a pixel's channel pair, so that
-// every tile has the density of one channel's. The row sums go through shared memory, in the image's
+// every tile has the density of one channel's. On u8 a block is 16 pixels' bytes, each an f16
+// subnormal (byteRowPass): two blocks and two tap halves, 4 mma, a tile. The row sums go through shared memory, in the image's
 // element order; each thread then adds every row of its two elements' sums to the 16 output rows
 // pending in a register ring (one fma chain an output, taps in order) and stores each output once its
 // last row is in.
@@ -39,30 +41,33 @@ constexpr int kRowsMmaSlots = 2;  ///< staged batches: the one summed and the ne
 constexpr int kRowsMmaMinBatches = 3;
 constexpr int kRowsMmaMaxStrips = 255;
 constexpr int kRowsMmaMaxSize = kConv2dCompiledSizes.back();
-static_assert(kRowsMmaMaxSize <= 15, "the tap fragments' block offsets -1 .. 1 and the ring of 16 reach 15 taps");
-/// Offsets d = c - t of input block c over output tile t (8 pixels each) that hold taps at K <= 15:
-/// -1 .. 1.
-constexpr int kRowsMmaOffsets = 3;
+static_assert(kRowsMmaMaxSize <= 15, "the tap fragments' block offsets (RowsMmaShape::offsets) and the ring of 16 reach 15 taps");
 
-/// A block's shape on CN-channel images. Each thread takes two elements of the band in the column
+/// A block's shape on CN-channel images of T. Each thread takes two elements of the band in the column
 /// pass; the row pass sums tiles of 8 pixels of one channel (the mma's n). One channel: warp w takes
 /// the tiles from pixel 64w, from ldmatrix. Three or four (interleaved): the band's 64 pixels, each warp
 /// one channel's 16 rows on three, from 16-bit loads; two channels' 8 rows on four, from 32-bit loads
 /// (InterleavedLane).
-template <int CN> struct RowsMmaShape {
+template <typename T, int CN> struct RowsMmaShape {
     static_assert(CN == 1 || CN == 3 || CN == 4, "one, three or four channels");
+    static_assert(sizeof(T) == 2 || CN == 1, "u8 on one channel");
+    static constexpr int elementBytes = sizeof(T), copyElements = 16 / sizeof(T);  ///< copyElements: a 16-byte copy's
+    /// Input blocks an output tile reads: offsets d (block start - tile start, in 8 pixels) -1 .. 1 of
+    /// 8-pixel blocks on u16, -2 .. 1 of 16-pixel blocks on u8 (two of them a tile, byteRowPass).
+    static constexpr int offsets = sizeof(T) == 2 ? 3 : 4, firstOffset = sizeof(T) == 2 ? -1 : -2;
     static constexpr int warps = CN == 1 ? 4 : CN, threads = 32 * warps;
     static constexpr int band = 2 * threads;  ///< output elements a band
     static constexpr int bandTiles = band / CN / 8;
-    /// Staged elements each side of the band: the outer tiles' input blocks (8 pixels), 16 on one channel.
+    /// Staged elements each side of the band: the outer tiles' input blocks (8 pixels), 16 on one channel
+    /// (u8: a 16-pixel block).
     static constexpr int margin = CN == 1 ? 16 : 8 * CN;
     static constexpr int stagedElements = band + 2 * margin;
-    static constexpr int copiesPerRow = stagedElements / 8;  ///< 16-byte copies
+    static constexpr int copiesPerRow = stagedElements / copyElements;
     /// Staged rows lie an odd number of 16 bytes apart: ldmatrix's 8 rows of a phase hit 8 bank
     /// groups, and three channels' 16-bit loads 32 banks. On four, 4 words (mod 32) apart, so that
     /// a warp's 32-bit loads (8 rows of 4 pixels, the channel pair flipping with the row's parity)
     /// hit 32 banks.
-    static constexpr int slotStride = CN == 4 ? 328 : stagedElements + 8;
+    static constexpr int slotStride = CN == 4 ? 328 : stagedElements + copyElements;
     /// Row sums: the 64-bit stores of a half-warp hit every bank once, one channel's (4 rows x 8
     /// columns) and four channels' (swapsPixelPairs); three channels' single stores two lanes a bank.
     static constexpr int sumStride = CN == 1 ? band + 8 : CN == 3 ? 196 : band;
@@ -76,15 +81,15 @@ template <int CN> struct RowsMmaShape {
     static constexpr int stripShareNum = CN == 1 ? 2 : 1, stripShareDen = CN == 1 ? 3 : 2;
     /// Edge elements a thread holds between batches: every band's of one channel; on more channels
     /// those of a band with one edge (an image narrower than a band has its stored at once).
-    static constexpr int fillsPerThread = CN == 1 ? 3 : 5;
+    static constexpr int fillsPerThread = CN == 1 ? 5 - int(sizeof(T)) : 5;
     static constexpr int slotElements = kRowsMmaBatch * slotStride;
     static constexpr int sumElements = kRowsMmaBatch * sumStride;
     static constexpr size_t sharedBytes =
-        kRowsMmaSlots * slotElements * sizeof(uint16_t) + 2 * sumElements * sizeof(float);
-    static_assert(kRowsMmaSlots * slotElements * sizeof(uint16_t) % 16 == 0 && slotStride % 8 == 0 && sumStride % 2 == 0,
+        kRowsMmaSlots * slotElements * sizeof(T) + 2 * sumElements * sizeof(float);
+    static_assert(kRowsMmaSlots * slotElements * sizeof(T) % 16 == 0 && slotStride % copyElements == 0 && sumStride % 2 == 0,
                   "slots 16-byte aligned, rows of whole 16 bytes, sums of whole float2");
     static_assert(slotStride >= stagedElements && sumStride >= band, "rows hold the staged window and the band");
-    static_assert(kRowsMmaBatch * (CN * (kRowsMmaMaxSize / 2) + 7 + (CN == 1 ? kRowsMmaMaxSize / 2 : 0)) <=
+    static_assert(kRowsMmaBatch * (CN * (kRowsMmaMaxSize / 2) + copyElements - 1 + (CN == 1 ? kRowsMmaMaxSize / 2 : 0)) <=
                       fillsPerThread * threads,
                   "every edge element of a batch has a thread");
 };
@@ -118,8 +123,8 @@ template <int CN> struct InterleavedLane {
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
             const int pixel = 2 * q + (j ^ swap);
-            topSum[j] = topRow * RowsMmaShape<CN>::sumStride + CN * pixel + topChannel;
-            bottomSum[j] = bottomRow * RowsMmaShape<CN>::sumStride + CN * pixel + bottomChannel;
+            topSum[j] = topRow * RowsMmaShape<uint16_t, CN>::sumStride + CN * pixel + topChannel;
+            bottomSum[j] = bottomRow * RowsMmaShape<uint16_t, CN>::sumStride + CN * pixel + bottomChannel;
         }
     }
 };
@@ -127,16 +132,17 @@ template <int CN> struct InterleavedLane {
 __constant__ float cRowsMmaColumnTaps[kRowsMmaMaxSize];  // the column taps times 2^(24 - e) (SplitTaps::scaled)
 
 /// The row taps as mma B fragments (16 x 8, k x n), loaded from `fragments` (rowTapFragments):
-/// b[o][h] for block offset d = o - 1 and half h (splitMmaTaps' high, then low), register 0 k 0 .. 7
-/// and register 1 k 8 .. 15: B[k][n] = row tap p(k) - n + 8d + K/2 (times 2^8 where place k holds a
-/// high byte), 0 outside the kernel, with p(k) the block's pixel in place k (rowsMmaPlace).
-struct RowTapFragments {
-    uint32_t b[kRowsMmaOffsets][2][2];
+/// b[o][h] for block offset d = o + RowsMmaShape::firstOffset and half h (splitMmaTaps' high, then low),
+/// register 0 k 0 .. 7 and register 1 k 8 .. 15: B[k][n] = row tap p(k) - n + 8d + K/2 (times 2^8
+/// where place k holds a high byte), 0 outside the kernel, with p(k) the block's pixel in place k
+/// (rowsMmaPlace).
+template <int Offsets> struct RowTapFragments {
+    uint32_t b[Offsets][2][2];
     __device__ explicit RowTapFragments(const uint32_t* fragments)
     {
         const int lane = threadIdx.x % 32;
 #pragma unroll
-        for (int d = 0; d < kRowsMmaOffsets; ++d)
+        for (int d = 0; d < Offsets; ++d)
 #pragma unroll
             for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -144,24 +150,27 @@ struct RowTapFragments {
     }
 };
 
-/// The pixel (0 .. 7) of an input block and the byte plane (0 low, 1 high) that place k (0 .. 15) of its
-/// A fragment holds, lane q's registers holding places 2q, 2q + 1 and 2q + 8, 2q + 9. One and three
-/// channels: the low bytes of pixels 0 .. 7 in places 0 .. 7, their high bytes in 8 .. 15 (ldmatrix's
-/// order). Four: pixel q + 4r's two bytes side by side in register r, the bytes of one 16-bit element.
+/// The pixel of an input block and the byte plane (0 low, 1 high) that place k (0 .. 15) of its A
+/// fragment holds, lane q's registers holding places 2q, 2q + 1 and 2q + 8, 2q + 9. u16 blocks of 8
+/// pixels, one and three channels: the low bytes of pixels 0 .. 7 in places 0 .. 7, their high bytes
+/// in 8 .. 15 (ldmatrix's order); four: pixel q + 4r's two bytes side by side in register r, the bytes
+/// of one 16-bit element. u8 blocks of 16 pixels: lane q's word of an ldmatrix row, pixels 4q .. 4q + 3,
+/// in places 2q, 2q + 1, 2q + 8, 2q + 9.
 struct BlockPlace {
     int pixel, plane;
 };
-constexpr BlockPlace rowsMmaPlace(int k, int channels)
+constexpr BlockPlace rowsMmaPlace(int k, int channels, int elementBytes)
 {
+    if (elementBytes == 1) return {4 * (k % 8 / 2) + 2 * (k / 8) + k % 2, 0};
     return channels == 4 ? BlockPlace{k % 8 / 2 + 4 * (k / 8), k % 2} : BlockPlace{k % 8, k / 8};
 }
 
 /// Calls copy(r, c) for this thread's 16-byte copies of a batch. Rows of 32 copies or more: warp w
 /// takes rows w, w + warps, ..., lane l copy l of each (one row address a warp a row), and the rows'
 /// other copies a lane each. Shorter rows: copies in row order, a thread each in turn.
-template <int CN, typename Copy> __device__ __forceinline__ void forEachBatchCopy(Copy&& copy)
+template <typename T, int CN, typename Copy> __device__ __forceinline__ void forEachBatchCopy(Copy&& copy)
 {
-    using S = RowsMmaShape<CN>;
+    using S = RowsMmaShape<T, CN>;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     if constexpr (S::copiesPerRow >= 32) {
         constexpr int rowsPerWarp = kRowsMmaBatch / S::warps, extra = S::copiesPerRow - 32;
@@ -170,49 +179,50 @@ template <int CN, typename Copy> __device__ __forceinline__ void forEachBatchCop
         for (int i = 0; i < rowsPerWarp; ++i) copy(warp + S::warps * i, lane);
         if (lane < rowsPerWarp * extra) copy(warp + S::warps * (lane / extra), 32 + lane % extra);
     } else {
-        static_assert(kRowsMmaBatch * S::copiesPerRow % S::threads == 0, "every thread as many copies");
+        constexpr int copies = kRowsMmaBatch * S::copiesPerRow;
 #pragma unroll
-        for (int m = 0; m < kRowsMmaBatch * S::copiesPerRow / S::threads; ++m) {
-            const int i = int(threadIdx.x) + S::threads * m;
-            copy(i / S::copiesPerRow, i % S::copiesPerRow);
-        }
+        for (int m = 0; m < (copies + S::threads - 1) / S::threads; ++m)
+            if (const int i = int(threadIdx.x) + S::threads * m; copies % S::threads == 0 || i < copies)
+                copy(i / S::copiesPerRow, i % S::copiesPerRow);
     }
 }
 
 /// The elements of a band's staged window that no copy brings but outputs read, the same in every row:
 /// left of the image (-CN * K/2 .. -1) and from the last copy inside the row to CN * K/2 past its end.
 /// Element c of `count` is row element element(c). None on bands whose window lies inside the row.
-template <int CN> struct EdgeElements {
+template <typename T, int CN> struct EdgeElements {
     int left, rightStart, count;
     __device__ EdgeElements(int x0, int rowElements, int halfWidth)
     {
-        using S = RowsMmaShape<CN>;
+        using S = RowsMmaShape<T, CN>;
         left = x0 == 0 ? CN * halfWidth : 0;
-        rightStart = rowElements / 8 * 8;  // copies start at multiples of 8 (x0 - margin is one)
+        // copies start at multiples of copyElements (x0 - margin is one)
+        rightStart = rowElements / S::copyElements * S::copyElements;
         count = left + max(0, min(x0 - S::margin + S::stagedElements, rowElements + CN * halfWidth) - rightStart);
     }
     [[nodiscard]] __device__ int element(int c) const { return c < left ? c - left : rightStart + c - left; }
 };
 
-/// Whether copy c of a row (8 elements from x0 - margin + 8c) lies inside the row.
-template <int CN> __device__ bool copyInside(int x0, int c, int rowElements)
+/// Whether copy c of a row (copyElements from x0 - margin + copyElements * c) lies inside the row.
+template <typename T, int CN> __device__ bool copyInside(int x0, int c, int rowElements)
 {
-    const int x = x0 - RowsMmaShape<CN>::margin + 8 * c;
-    return x >= 0 && x + 8 <= rowElements;
+    using S = RowsMmaShape<T, CN>;
+    const int x = x0 - S::margin + S::copyElements * c;
+    return x >= 0 && x + S::copyElements <= rowElements;
 }
 
 /// Element `e` (any, the border's too) of slice row k, an image row.
-template <int CN, typename Out> __device__ uint16_t edgeElement(const StripArgs<uint16_t, Out>& a, int k, int e)
+template <int CN, typename T, typename Out> __device__ T edgeElement(const StripArgs<T, Out>& a, int k, int e)
 {
     const int p = floorDiv<CN>(e), sx = borderIndex(p, a.cols, a.border);
-    return sx < 0 ? uint16_t(a.borderValue) : __ldg(a.inRow(k) + sx * CN + (e - p * CN));
+    return sx < 0 ? T(a.borderValue) : __ldg(a.inRow(k) + sx * CN + (e - p * CN));
 }
 
 /// The edge elements of a staged batch (16 rows x EdgeElements::count), this thread's elements
 /// i = threadIdx.x + threads * m: loaded before the batch before it is summed and stored into its
 /// slot after, so that no thread waits on them.
-template <int CN> struct PendingFill {
-    uint16_t value[RowsMmaShape<CN>::fillsPerThread];
+template <typename T, int CN> struct PendingFill {
+    T value[RowsMmaShape<T, CN>::fillsPerThread];
     bool any = false;
 };
 
@@ -220,24 +230,25 @@ template <int CN> struct PendingFill {
 /// rows the upload placed): the copies inside the row by cp.async, all in flight, and the edge
 /// elements through borderIndex into `fill` (or, more than it holds, into the slot at once: the slot
 /// was last read before this batch's barrier).
-template <int CN, typename Out>
-__device__ void stageBatch(const StripArgs<uint16_t, Out>& a, int x0, int first, uint16_t* slot, const EdgeElements<CN>& edge,
-                           PendingFill<CN>& fill)
+template <int CN, typename T, typename Out>
+__device__ void stageBatch(const StripArgs<T, Out>& a, int x0, int first, T* slot, const EdgeElements<T, CN>& edge,
+                           PendingFill<T, CN>& fill)
 {
-    using S = RowsMmaShape<CN>;
+    using S = RowsMmaShape<T, CN>;
     // Byte offsets from one row address: one multiply-add a copy.
     const char* source = reinterpret_cast<const char*>(a.inRow(first) + x0 - S::margin);
-    const unsigned pitchBytes = unsigned(a.inPitch) * sizeof(uint16_t);
+    const unsigned pitchBytes = unsigned(a.inPitch) * sizeof(T);
     const auto copy = [&](int r, int c) {
-        __pipeline_memcpy_async(slot + r * S::slotStride + 8 * c, source + size_t(unsigned(r)) * pitchBytes + 16 * c, 16);
+        __pipeline_memcpy_async(slot + r * S::slotStride + S::copyElements * c, source + size_t(unsigned(r)) * pitchBytes + 16 * c,
+                                16);
     };
     if (edge.count == 0) {
-        forEachBatchCopy<CN>(copy);
+        forEachBatchCopy<T, CN>(copy);
         return;
     }
     const int rowElements = CN * a.cols;
-    forEachBatchCopy<CN>([&](int r, int c) {
-        if (copyInside<CN>(x0, c, rowElements)) copy(r, c);
+    forEachBatchCopy<T, CN>([&](int r, int c) {
+        if (copyInside<T, CN>(x0, c, rowElements)) copy(r, c);
     });
     const auto target = [&](int i, int& r) {
         r = i / edge.count;
@@ -245,7 +256,7 @@ __device__ void stageBatch(const StripArgs<uint16_t, Out>& a, int x0, int first,
     };
     if (kRowsMmaBatch * edge.count > S::fillsPerThread * S::threads) {
         for (int i = threadIdx.x, r; i < kRowsMmaBatch * edge.count; i += S::threads) {
-            uint16_t* element = target(i, r);
+            T* element = target(i, r);
             *element = edgeElement<CN>(a, first + r, edge.element(i - r * edge.count));
         }
         return;
@@ -260,9 +271,10 @@ __device__ void stageBatch(const StripArgs<uint16_t, Out>& a, int x0, int first,
 }
 
 /// Stores stageBatch's edge elements into their slot.
-template <int CN> __device__ void storeFill(uint16_t* slot, int x0, const EdgeElements<CN>& edge, PendingFill<CN>& fill)
+template <typename T, int CN>
+__device__ void storeFill(T* slot, int x0, const EdgeElements<T, CN>& edge, PendingFill<T, CN>& fill)
 {
-    using S = RowsMmaShape<CN>;
+    using S = RowsMmaShape<T, CN>;
     if (!fill.any) return;
 #pragma unroll
     for (int m = 0; m < S::fillsPerThread; ++m)
@@ -277,23 +289,23 @@ template <int CN> __device__ void storeFill(uint16_t* slot, int x0, const EdgeEl
 /// or last batch at most): copies inside an image row as stageBatch's, the other elements that outputs
 /// read through borderIndex (fetch), at once. Rows past the slice stay as they were: only outputs past
 /// the strip, never stored, read them. Not inlined: it runs on few batches.
-template <typename Out, int K, int CN>
-__device__ __noinline__ void stageBorderBatch(StripArgs<uint16_t, Out> a, int x0, int first, uint16_t* slot)
+template <typename T, typename Out, int K, int CN>
+__device__ __noinline__ void stageBorderBatch(StripArgs<T, Out> a, int x0, int first, T* slot)
 {
-    using S = RowsMmaShape<CN>;
+    using S = RowsMmaShape<T, CN>;
     const int lastSliceRow = a.rows + K - 2, rowElements = CN * a.cols;
-    forEachBatchCopy<CN>([&](int r, int c) {
-        const int k = first + r, x = x0 - S::margin + 8 * c;
+    forEachBatchCopy<T, CN>([&](int r, int c) {
+        const int k = first + r, x = x0 - S::margin + S::copyElements * c;
         if (k > lastSliceRow) return;
         const bool borderRow = a.borderRow(k);
-        uint16_t* target = slot + r * S::slotStride + 8 * c;
-        if (!borderRow && copyInside<CN>(x0, c, rowElements)) {
+        T* target = slot + r * S::slotStride + S::copyElements * c;
+        if (!borderRow && copyInside<T, CN>(x0, c, rowElements)) {
             __pipeline_memcpy_async(target, a.inRow(k) + x, 16);
             return;
         }
-        for (int n = 0; n < 8; ++n)
+        for (int n = 0; n < S::copyElements; ++n)
             if (x + n >= -CN * (K / 2) && x + n < rowElements + CN * (K / 2))
-                target[n] = uint16_t(fetch<CN>(a, k, borderRow, x + n));
+                target[n] = T(fetch<CN>(a, k, borderRow, x + n));
     });
 }
 
@@ -303,9 +315,9 @@ __device__ __noinline__ void stageBorderBatch(StripArgs<uint16_t, Out> a, int x0
 /// (m16 x k16): its 16 rows' low bytes in k 0 .. 7 and high bytes in k 8 .. 15, as f16 subnormals,
 /// from half an ldmatrix.x4; the second four tiles take the first four's last two blocks. The four
 /// tiles take turns, so that each mma waits on its tile's last one less.
-__device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments& taps)
+__device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint16_t, 1>::offsets>& taps)
 {
-    using S = RowsMmaShape<1>;
+    using S = RowsMmaShape<uint16_t, 1>;
     static_assert(S::bandTiles == 8 * S::warps && S::group == 4, "8 tiles a warp, 4 at a time");
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
     // ldmatrix: lanes 8i .. 8i + 7 address matrix i's rows: rows 0-7 / 8-15 of columns 0-7, then 8-15,
@@ -337,7 +349,7 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
 #pragma unroll
         for (int h = 1; h >= 0; --h)
 #pragma unroll
-            for (int d = 0; d < kRowsMmaOffsets; ++d)
+            for (int d = 0; d < S::offsets; ++d)
 #pragma unroll
                 for (int t = 0; t < 4; ++t) mmaAccumulate(tile[t], block[t + d], taps.b[d][h][0], taps.b[d][h][1]);
 #pragma unroll
@@ -349,36 +361,89 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
     }
 }
 
+/// The row pass of a staged batch of one u8 channel into `sums`, as rowPass's: warp w sums the 8 output
+/// tiles from pixel 64w, four at a time, from the six input blocks of 16 pixels from its pixel -16.
+/// Each block is one A fragment, its 16 rows' bytes as f16 subnormals in rowsMmaPlace's places, from
+/// half an ldmatrix.x4 and four byte permutes. Tile t reads blocks (t + 1) / 2 and the next, at block
+/// offsets -2 and 0 (t even) or -1 and 1 (odd): 4 mma a tile where u16's 8-pixel blocks take 6.
+__device__ void byteRowPass(const uint8_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint8_t, 1>::offsets>& taps)
+{
+    using S = RowsMmaShape<uint8_t, 1>;
+    static_assert(S::bandTiles == 8 * S::warps && S::group == 4 && S::margin == 16, "8 tiles a warp, 4 at a time");
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
+    // ldmatrix: lanes 8i .. 8i + 7 address matrix i's rows: rows 0-7 / 8-15 of a block, then of the next,
+    // from the warp's first input block (staged pixel 64w + margin - 16).
+    const uint8_t* row = slot + (lane % 8 + 8 * (lane / 8 % 2)) * S::slotStride + 16 * (lane / 16) + 64 * warp + S::margin - 16;
+    uint32_t block[6][4];
+#pragma unroll
+    for (int quad = 0; quad < 2; ++quad) {
+        // The first four tiles read blocks 0 .. 3, the second four 2 .. 5.
+#pragma unroll
+        for (int pair = 2 * quad; pair < quad + 2; ++pair) {
+            uint32_t raw[4];
+            loadMatrices<false>(reinterpret_cast<const uint16_t*>(row + 32 * pair), raw);
+#pragma unroll
+            for (int c = 0; c < 2; ++c) {
+                // Lane q's word of a row is pixels 4q .. 4q + 3: the first two in places 2q, 2q + 1,
+                // the last two in 2q + 8, 2q + 9, with the zero bytes from the permute's second operand.
+                uint32_t(&a)[4] = block[2 * pair + c];
+                a[0] = __byte_perm(raw[2 * c], 0, 0x4140), a[1] = __byte_perm(raw[2 * c + 1], 0, 0x4140);
+                a[2] = __byte_perm(raw[2 * c], 0, 0x4342), a[3] = __byte_perm(raw[2 * c + 1], 0, 0x4342);
+            }
+        }
+        // The smallest products first (the taps' low halves), as rowPass's.
+        float tile[4][4] = {};
+#pragma unroll
+        for (int h = 1; h >= 0; --h)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    const int t = 4 * quad + u;
+                    const int o = t % 2 + 2 * j;
+                    mmaAccumulate(tile[u], block[(t + 1) / 2 + j], taps.b[o][h][0], taps.b[o][h][1]);
+                }
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            float* target = sums + g * S::sumStride + 64 * warp + 8 * (4 * quad + u) + 2 * q;
+            *reinterpret_cast<float2*>(target) = make_float2(tile[u][0], tile[u][1]);
+            *reinterpret_cast<float2*>(target + 8 * S::sumStride) = make_float2(tile[u][2], tile[u][3]);
+        }
+    }
+}
+
 /// The row pass of a staged batch of CN = 3 or 4 interleaved channels into `sums`: each warp sums
 /// its rows and channels (InterleavedLane) of the band's tiles, RowsMmaShape::group at a time, walking
 /// their input blocks once. Each block is one A fragment (lane g's top and bottom rows, rowsMmaPlace's
 /// places), from four 16-bit loads (three channels) or two 32-bit loads (four) and four byte permutes.
 /// A tile's last block brings its high-half products, so that each tile's sums take its low halves
 /// first and then its high halves, as on one channel.
-template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float* sums, const RowTapFragments& taps)
+template <int CN>
+__device__ void interleavedRowPass(const uint16_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint16_t, CN>::offsets>& taps)
 {
-    using S = RowsMmaShape<CN>;
+    using S = RowsMmaShape<uint16_t, CN>;
+    constexpr int offsets = S::offsets;
     constexpr int group = S::group;
     static_assert(S::bandTiles % group == 0, "whole groups of tiles");
     const int q = threadIdx.x % 4;
     const InterleavedLane<CN> at;
     // Lane q's first pixel of staged block 0, the band's pixel -8: tile t's blocks are staged blocks t .. t + 2.
-    constexpr int pixelStep = CN * (rowsMmaPlace(2, CN).pixel - rowsMmaPlace(0, CN).pixel);
+    constexpr int pixelStep = CN * (rowsMmaPlace(2, CN, 2).pixel - rowsMmaPlace(0, CN, 2).pixel);
     const uint16_t* top = slot + at.topRow * S::slotStride + pixelStep * q + at.topChannel;
     const uint16_t* bottom = slot + at.bottomRow * S::slotStride + pixelStep * q + at.bottomChannel;
 #pragma unroll
     for (int first = 0; first < S::bandTiles; first += group) {
         float tile[group][4] = {};
-        uint32_t block[kRowsMmaOffsets][4];
+        uint32_t block[offsets][4];
 #pragma unroll
         for (int u = 0; u < group + 2; ++u) {
             const int staged = CN * 8 * (first + u);
-            uint32_t(&a)[4] = block[u % kRowsMmaOffsets];
+            uint32_t(&a)[4] = block[u % offsets];
             if constexpr (CN == 4) {
                 // Pixels q and q + 4, both rows' channels a word: each element's low and high byte as f16
                 // subnormals, with the zero bytes from the permute's second operand.
                 const uint32_t near = *reinterpret_cast<const uint32_t*>(top + staged);
-                const uint32_t far = *reinterpret_cast<const uint32_t*>(top + staged + CN * rowsMmaPlace(8, CN).pixel);
+                const uint32_t far = *reinterpret_cast<const uint32_t*>(top + staged + CN * rowsMmaPlace(8, CN, 2).pixel);
                 a[0] = __byte_perm(near, 0, 0x4140), a[1] = __byte_perm(near, 0, 0x4342);
                 a[2] = __byte_perm(far, 0, 0x4140), a[3] = __byte_perm(far, 0, 0x4342);
             } else {
@@ -393,8 +458,8 @@ template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float
                 mmaAccumulate(tile[t], a, taps.b[u - t][1][0], taps.b[u - t][1][1]);
             if (const int t = u - 2; t >= 0) {
 #pragma unroll
-                for (int d = 0; d < kRowsMmaOffsets; ++d)
-                    mmaAccumulate(tile[t], block[(t + d) % kRowsMmaOffsets], taps.b[d][0][0], taps.b[d][0][1]);
+                for (int d = 0; d < offsets; ++d)
+                    mmaAccumulate(tile[t], block[(t + d) % offsets], taps.b[d][0][0], taps.b[d][0][1]);
             }
         }
 #pragma unroll
@@ -411,7 +476,8 @@ template <int CN> __device__ void interleavedRowPass(const uint16_t* slot, float
     }
 }
 
-/// Two adjacent results in one store (saturateRound for u16).
+/// Two adjacent results in one store (saturateRound for u8 and u16).
+__device__ void storePair(uint8_t* p, float2 v) { *reinterpret_cast<uint16_t*>(p) = uint16_t(roundedBytes(v.x, v.y, 0.0f, 0.0f)); }
 __device__ void storePair(uint16_t* p, float2 v) { *reinterpret_cast<uint32_t*>(p) = roundedHalves(v.x, v.y); }
 __device__ void storePair(float* p, float2 v) { *reinterpret_cast<float2*>(p) = v; }
 
@@ -421,15 +487,15 @@ __device__ void storePair(float* p, float2 v) { *reinterpret_cast<float2*>(p) = 
 /// is stored. Guarded: some of those outputs lie outside the strip's `rows` or the image's row
 /// (`inside`); a pair at the last odd element writes the row's padding too. Unguarded, the stores step
 /// from one row address.
-template <int K, int CN, bool Guarded, typename Out>
-__device__ __forceinline__ void columnPass(const StripArgs<uint16_t, Out>& a, const float* sums, const float* swappedSums,
+template <int K, int CN, bool Guarded, typename T, typename Out>
+__device__ __forceinline__ void columnPass(const StripArgs<T, Out>& a, const float* sums, const float* swappedSums,
                                            int y0, int s0, int rows, int x, bool inside, float2 (&ring)[kRowsMmaBatch])
 {
     char* firstOutput = Guarded ? nullptr : reinterpret_cast<char*>(a.outRow(y0 + s0 - (K - 1)) + x);
     const unsigned pitchBytes = unsigned(a.outPitch) * sizeof(Out);
 #pragma unroll
     for (int u = 0; u < kRowsMmaBatch; ++u) {
-        const float* row = (swapsPixelPairs<CN>(u) ? swappedSums : sums) + u * RowsMmaShape<CN>::sumStride;
+        const float* row = (swapsPixelPairs<CN>(u) ? swappedSums : sums) + u * RowsMmaShape<T, CN>::sumStride;
         const float2 sum = *reinterpret_cast<const float2*>(row);
 #pragma unroll
         for (int i = 0; i < K; ++i) {
@@ -451,37 +517,37 @@ struct RowsMmaStrips {
     int start[kRowsMmaMaxStrips + 1];
 };
 
-/// rows-mma (u16 images of 1, 3 or 4 channels, square compiled sizes, rank-1 taps whose row taps
-/// splitMmaTaps splits; sm_80+): each block walks a strip of its band in batches: stage batch b + 1,
-/// sum batch b's rows on tensor cores, add batch b - 1's row sums down the columns. One barrier a
-/// batch; 4 blocks an SM.
-template <typename Out, int K, int CN>
-__global__ void __launch_bounds__(RowsMmaShape<CN>::threads, RowsMmaShape<CN>::blocksPerSM)
-    conv2dRowsMma(StripArgs<uint16_t, Out> a, RowsMmaStrips strips, const uint32_t* fragments)
+/// rows-mma (u16 images of 1, 3 or 4 channels and u8 of one, square compiled sizes, rank-1 taps whose
+/// row taps splitMmaTaps splits; sm_80+): each block walks a strip of its band in batches: stage batch
+/// b + 1, sum batch b's rows on tensor cores, add batch b - 1's row sums down the columns. One barrier
+/// a batch; 4 blocks an SM.
+template <typename T, typename Out, int K, int CN>
+__global__ void __launch_bounds__(RowsMmaShape<T, CN>::threads, RowsMmaShape<T, CN>::blocksPerSM)
+    conv2dRowsMma(StripArgs<T, Out> a, RowsMmaStrips strips, const uint32_t* fragments)
 {
-    using S = RowsMmaShape<CN>;
+    using S = RowsMmaShape<T, CN>;
     extern __shared__ float4 sharedStorage[];
-    uint16_t* staged = reinterpret_cast<uint16_t*>(sharedStorage);
+    T* staged = reinterpret_cast<T*>(sharedStorage);
     float* sums = reinterpret_cast<float*>(staged + kRowsMmaSlots * S::slotElements);
-    const RowTapFragments taps(fragments);
+    const RowTapFragments<S::offsets> taps(fragments);
     const int x0 = blockIdx.x * S::band, x = x0 + 2 * int(threadIdx.x);
-    const EdgeElements<CN> edge(x0, CN * a.cols, K / 2);
+    const EdgeElements<T, CN> edge(x0, CN * a.cols, K / 2);
     const bool inside = x < CN * a.cols;
     const float* columnSums = sums + 2 * threadIdx.x;
     const float* swappedSums = sums + 2 * (threadIdx.x ^ 2);  // pair t ^ 2, where swapsPixelPairs
     const auto slot = [&](int b) { return staged + b % kRowsMmaSlots * S::slotElements; };
-    PendingFill<CN> fill;
+    PendingFill<T, CN> fill;
     const int y0 = strips.start[blockIdx.y], rows = strips.start[blockIdx.y + 1] - y0;
     const int batches = (rows + K - 1 + kRowsMmaBatch - 1) / kRowsMmaBatch;
     const auto stage = [&](int b) {
         const int first = y0 + kRowsMmaBatch * b, last = first + kRowsMmaBatch - 1;
         const bool imageRows = a.border != BorderMode::Constant || (a.imageRow(first) && a.imageRow(last));
         if (imageRows && last <= a.rows + K - 2) stageBatch<CN>(a, x0, first, slot(b), edge, fill);
-        else stageBorderBatch<Out, K, CN>(a, x0, first, slot(b));
+        else stageBorderBatch<T, Out, K, CN>(a, x0, first, slot(b));
         __pipeline_commit();
     };
     stage(0);
-    storeFill<CN>(slot(0), x0, edge, fill);
+    storeFill<T, CN>(slot(0), x0, edge, fill);
     float2 ring[kRowsMmaBatch] = {};
     for (int b = 0; b <= batches; ++b) {
         __pipeline_wait_prior(0);
@@ -489,7 +555,8 @@ __global__ void __launch_bounds__(RowsMmaShape<CN>::threads, RowsMmaShape<CN>::b
         if (b + 1 < batches) stage(b + 1);
         if (b < batches) {
             float* batchSums = sums + (b & 1) * S::sumElements;
-            if constexpr (CN == 1) rowPass(slot(b), batchSums, taps);
+            if constexpr (sizeof(T) == 1) byteRowPass(slot(b), batchSums, taps);
+            else if constexpr (CN == 1) rowPass(slot(b), batchSums, taps);
             else interleavedRowPass<CN>(slot(b), batchSums, taps);
         }
         if (b > 0) {
@@ -501,42 +568,52 @@ __global__ void __launch_bounds__(RowsMmaShape<CN>::threads, RowsMmaShape<CN>::b
             else
                 columnPass<K, CN, true>(a, batchSums, swappedBatchSums, y0, s0, rows, x, inside, ring);
         }
-        storeFill<CN>(slot(b + 1), x0, edge, fill);
+        storeFill<T, CN>(slot(b + 1), x0, edge, fill);
     }
 }
 
 std::string whyNotRowsMma(const Conv2dProblem& p)
 {
-    return whyNotMmaVariant(p, p.input.depth() == CV_16U, "a u16 image", true);
+    const int depth = p.input.depth();
+    return whyNotMmaVariant(p, depth == CV_16U || (depth == CV_8U && p.input.channels() == 1), "a u16 image or a one-channel u8 one",
+                            true);
 }
 
-/// Calls f(kernel, channels) with rows-mma's kernel for `run` (a u16 image, a square compiled size).
+/// Whether rows-mma has kernels for CN channels of In: u16 images, one-channel u8 ones.
+template <typename In, int CN> constexpr bool kRowsMmaCompiled = std::is_same_v<In, uint16_t> || (std::is_same_v<In, uint8_t> && CN == 1);
+
+/// Calls f(kernel, shape) with rows-mma's kernel for `run` (kRowsMmaCompiled, a square compiled size)
+/// and its RowsMmaShape.
 template <typename F> void withRowsMmaKernel(const Conv2dRun& run, F&& f)
 {
     withElementTypes(run.inDepth, run.outDepth, [&](auto in, auto out) {
-        if constexpr (std::is_same_v<decltype(in), uint16_t>)
-            withChannels(run.channels, [&](auto cn) {
+        using In = decltype(in);
+        using Out = decltype(out);
+        withChannels(run.channels, [&](auto cn) {
+            constexpr int CN = decltype(cn)::value;
+            if constexpr (kRowsMmaCompiled<In, CN>)
                 withFixedSize(run.kRows, [&](auto k) {
-                    f(conv2dRowsMma<decltype(out), decltype(k)::value, decltype(cn)::value>, cn);
+                    f(conv2dRowsMma<In, Out, decltype(k)::value, CN>, RowsMmaShape<In, CN>{});
                 });
-            });
+        });
     });
 }
 
-/// RowTapFragments' registers for a K x K kernel on `channels` channels: register r of lane l at index
-/// ((d * 2 + h) * 2 + r) * 32 + l, so that a warp loads each in one transaction.
-std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k, int channels)
+/// RowTapFragments' registers for a K x K kernel on `channels` channels of Shape (a RowsMmaShape):
+/// register r of lane l at index ((o * 2 + h) * 2 + r) * 32 + l, so that a warp loads each in one
+/// transaction.
+template <typename Shape> std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k, int channels)
 {
     std::vector<uint32_t> fragments;
-    for (int d = 0; d < kRowsMmaOffsets; ++d)
+    for (int o = 0; o < Shape::offsets; ++o)
         for (int h = 0; h < 2; ++h)
             for (int r = 0; r < 2; ++r)
                 for (int lane = 0; lane < 32; ++lane) {
-                    // register r: rows (k) 2q + 8r and 2q + 8r + 1 of column (n) g; offset d - 1
-                    const int g = lane / 4, q = lane % 4;
+                    // register r: rows (k) 2q + 8r and 2q + 8r + 1 of column (n) g; block offset d
+                    const int g = lane / 4, q = lane % 4, d = o + Shape::firstOffset;
                     const auto tap = [&](int place) {
-                        const BlockPlace at = rowsMmaPlace(place, channels);
-                        return mmaTapBits(taps, h, at.plane, at.pixel - g + 8 * (d - 1) + k / 2);
+                        const BlockPlace at = rowsMmaPlace(place, channels, Shape::elementBytes);
+                        return mmaTapBits(taps, h, at.plane, at.pixel - g + 8 * d + k / 2);
                     };
                     fragments.push_back(tap(2 * q + 8 * r) | uint32_t(tap(2 * q + 8 * r + 1)) << 16);
                 }
@@ -545,13 +622,14 @@ std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k, int channels
 
 void prepareRowsMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& cache, cudaStream_t stream)
 {
-    withRowsMmaKernel(run, [&](auto kernel, auto cn) {
-        using S = RowsMmaShape<decltype(cn)::value>;
+    const SplitTaps taps = *splitMmaTaps(problem.factors->row, problem.factors->column);
+    std::vector<uint32_t> fragments;
+    withRowsMmaKernel(run, [&](auto kernel, auto shape) {
+        using S = decltype(shape);
         optInSharedMemory(kernel, S::sharedBytes, S::threads);
         run.stagedSlots = residentBlocks(kernel, S::threads, S::sharedBytes, run.multiprocessors);
+        fragments = rowTapFragments<S>(taps, run.kCols, run.channels);
     });
-    const SplitTaps taps = *splitMmaTaps(problem.factors->row, problem.factors->column);
-    const std::vector<uint32_t> fragments = rowTapFragments(taps, run.kCols, run.channels);
     const size_t bytes = fragments.size() * sizeof(uint32_t);
     run.mmaFragments = static_cast<uint32_t*>(cache.device("conv2d.mma-fragments", bytes));
     KL_CUDA_TRY(cudaMemcpyAsync(run.mmaFragments, fragments.data(), bytes, cudaMemcpyHostToDevice, stream));
@@ -566,9 +644,8 @@ void prepareRowsMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& c
 /// at least kRowsMmaMinBatches and a kRowsMmaMaxStrips-th of the rows. Returns how many. Equal strips
 /// filling 4 waves, each block a quarter of the kernel's time, left the SMs ending unevenly and ran
 /// 1.02-1.11x slower (docs/performance.md, "Fifty-sixth step").
-template <int CN> int rowsMmaStrips(int rows, int bands, int slots, int k, RowsMmaStrips& strips)
+template <typename S> int rowsMmaStrips(int rows, int bands, int slots, int k, RowsMmaStrips& strips)
 {
-    using S = RowsMmaShape<CN>;
     const int halo = k - 1;
     const int fewest = std::max(kRowsMmaMinBatches * kRowsMmaBatch - halo, (rows + kRowsMmaMaxStrips - 1) / kRowsMmaMaxStrips);
     const int64_t even = int64_t(slots) * S::stripShareDen;
@@ -588,14 +665,16 @@ void computeRowsMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
 {
     withStrip(run, chunk, [&](const auto& a, auto cn) {
         using A = std::decay_t<decltype(a)>;
-        using S = RowsMmaShape<decltype(cn)::value>;
-        if constexpr (std::is_same_v<typename A::InType, uint16_t>) {
-            const int bands = (decltype(cn)::value * a.cols + S::band - 1) / S::band;
+        using In = typename A::InType;
+        constexpr int CN = decltype(cn)::value;
+        if constexpr (kRowsMmaCompiled<In, CN>) {
+            using S = RowsMmaShape<In, CN>;
+            const int bands = (CN * a.cols + S::band - 1) / S::band;
             RowsMmaStrips strips{};  // zeros past the last strip: equal launches pass equal arguments
-            const int count = rowsMmaStrips<decltype(cn)::value>(a.rows, bands, run.stagedSlots, a.kRows, strips);
+            const int count = rowsMmaStrips<S>(a.rows, bands, run.stagedSlots, a.kRows, strips);
             const dim3 grid{unsigned(bands), unsigned(count)};
             withFixedSize(a.kRows, [&](auto k) {
-                conv2dRowsMma<typename A::OutType, decltype(k)::value, decltype(cn)::value>
+                conv2dRowsMma<In, typename A::OutType, decltype(k)::value, CN>
                     <<<grid, S::threads, S::sharedBytes, stream>>>(a, strips, run.mmaFragments);
             });
         }
@@ -608,7 +687,7 @@ void computeRowsMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
 Conv2dVariant rowsMmaConv2d()
 {
     return {"rows-mma",
-            "u16 rank-1 kernels of compiled sizes on 1, 3 or 4 channels (sm_80+): the row pass on tensor cores "
+            "rank-1 kernels of compiled sizes on u16 images of 1, 3 or 4 channels and u8 of one (sm_80+): the row pass on tensor cores "
             "straight from staged rows (bytes and two-half taps exact in f16, f32 sums), the column pass in a register ring",
             whyNotRowsMma,
             {prepareRowsMma, computeRowsMma, true}};
