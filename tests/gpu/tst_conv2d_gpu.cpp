@@ -275,13 +275,9 @@ class TestConv2dGpu : public QObject {
     /// Whether separable-mma runs `spec` on `input` (tensorCoreApplies, on the column taps); elsewhere
     /// it is an InvalidArgument.
     bool mmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const { return tensorCoreApplies(input, spec, false); }
-    /// Whether rows-mma runs `spec` on `input` (u16, or u8 of one channel; tensorCoreApplies on the row
-    /// taps); elsewhere it is an InvalidArgument.
-    bool rowsMmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
-    {
-        const bool image = input.depth() == CV_16U || (input.depth() == CV_8U && input.channels() == 1);
-        return image && tensorCoreApplies(input, spec, true);
-    }
+    /// Whether rows-mma runs `spec` on `input` (tensorCoreApplies on the row taps); elsewhere it is an
+    /// InvalidArgument.
+    bool rowsMmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const { return tensorCoreApplies(input, spec, true); }
     bool applies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
     {
         if (variant == "separable-mma") return mmaApplies(input, spec);
@@ -458,8 +454,8 @@ private slots:
     }
 
     // rows-mma against the reference under the acceptance rule (its row pass sums on tensor cores):
-    // random rank-1 taps of every compiled size on u16 images of 1, 3 and 4 channels and u8 images of
-    // one, integer and f32 output, every border (the constant one at an image value), sizes from 1x1
+    // random rank-1 taps of every compiled size on u8 and u16 images of 1, 3 and 4 channels, integer and
+    // f32 output, every border (the constant one at an image value), sizes from 1x1
     // (narrower than a band, both edges in one) to several bands with a partial last one, all-maximum
     // images; then images of several strips with a partial last batch on 1 and 3 streams, which agree
     // bit for bit. It refuses what it cannot hold exactly.
@@ -478,40 +474,40 @@ private slots:
             kl::Verdict& sum = total[input.depth() == CV_16U];
             if (!spec.floatOutput) sum.elements += verdict.elements, sum.nearTies += verdict.nearTies;
         };
-        const std::pair<int, int> images[] = {{CV_16U, 1}, {CV_16U, 3}, {CV_16U, 4}, {CV_8U, 1}};  // depth, channels
-        for (const auto& [depth, channels] : images) {
-            const double largest = depth == CV_8U ? 255 : 65535;
-            for (int k : kl::gpu::kConv2dCompiledSizes)
-                // 9001 x 19 at 15x15: 265 strips of the fewest rows, more than the kernel's table of 255 holds
-                for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {37, 531}, {9001, 19}})
-                    for (BorderMode border : kBorders) {
-                        cv::Mat input = kltest::randomImage(rows, cols, depth, channels, ++seed);
-                        if (seed % 7 == 0) input.setTo(cv::Scalar::all(largest));
+        for (int depth : {CV_16U, CV_8U})
+            for (int channels : {1, 3, 4}) {
+                const double largest = depth == CV_8U ? 255 : 65535;
+                for (int k : kl::gpu::kConv2dCompiledSizes)
+                    // 9001 x 19 at 15x15: 265 strips of the fewest rows, more than the kernel's table of 255 holds
+                    for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {37, 531}, {9001, 19}})
+                        for (BorderMode border : kBorders) {
+                            cv::Mat input = kltest::randomImage(rows, cols, depth, channels, ++seed);
+                            if (seed % 7 == 0) input.setTo(cv::Scalar::all(largest));
+                            Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
+                            spec.borderValue = std::floor(largest * 0.6);
+                            check(input, spec, 1);
+                        }
+                for (int k : {9, 15})
+                    for (BorderMode border : {BorderMode::Constant, BorderMode::Wrap, BorderMode::Reflect}) {
+                        const cv::Mat input = kltest::randomImage(1021, 263, depth, channels, ++seed);
                         Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
-                        spec.borderValue = std::floor(largest * 0.6);
+                        spec.borderValue = std::floor(largest * 0.02);
                         check(input, spec, 1);
+                        const cv::Mat one = gpu;
+                        check(input, spec, 3);
+                        QVERIFY2(kltest::bitwiseEqual(one, gpu),
+                                 kltest::msg(describe(input, spec, "rows-mma") + ": 3 streams differ from 1"));
                     }
-            for (int k : {9, 15})
-                for (BorderMode border : {BorderMode::Constant, BorderMode::Wrap, BorderMode::Reflect}) {
-                    const cv::Mat input = kltest::randomImage(1021, 263, depth, channels, ++seed);
-                    Conv2DSpec spec = makeSpec(randomSeparableKernel(k, k, seed), border, depth, seed % 2 == 0);
-                    spec.borderValue = std::floor(largest * 0.02);
-                    check(input, spec, 1);
-                    const cv::Mat one = gpu;
-                    check(input, spec, 3);
-                    QVERIFY2(kltest::bitwiseEqual(one, gpu), kltest::msg(describe(input, spec, "rows-mma") + ": 3 streams differ from 1"));
-                }
-        }
+            }
         kl::applyRandomInputNearTieBound(total[0], CV_8U);
         QVERIFY2(total[0].passed(), kltest::msg("u8 results, all cases: " + total[0].failure));
         kl::applyRandomInputNearTieBound(total[1], CV_16U);
         QVERIFY2(total[1].passed(), kltest::msg("u16 results, all cases: " + total[1].failure));
         const cv::Mat u16 = kltest::randomImage(16, 16, CV_16U, 1, 53);
         const Conv2DSpec rankOne = makeSpec(randomSeparableKernel(5, 5, 54), BorderMode::Replicate, CV_16U);
-        for (const cv::Mat& other : {kltest::randomImage(16, 16, CV_8U, 3, 55), kltest::randomImage(16, 16, CV_32F, 1, 56)}) {
-            QCOMPARE(rowsMmaApplies(other, rankOne), false);
-            KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'rows-mma' needs", run(other, rankOne, "rows-mma"));
-        }
+        const cv::Mat f32 = kltest::randomImage(16, 16, CV_32F, 1, 56);
+        QCOMPARE(rowsMmaApplies(f32, rankOne), false);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'rows-mma' needs", run(f32, rankOne, "rows-mma"));
         cv::Mat column = (cv::Mat_<float>(5, 1) << 1, 2, 3, 2, 1), row = (cv::Mat_<float>(1, 5) << 1, 1e-4f, 1, 1e-4f, 1);
         const Conv2DSpec tinyRowTaps = makeSpec(cv::Mat(column * row), BorderMode::Reflect101, CV_16U);
         QCOMPARE(rowsMmaApplies(u16, tinyRowTaps), false);
@@ -1197,7 +1193,7 @@ private slots:
                 continue;
             if (variant == "separable-tiles" && !compiledSize(kernelSize)) continue;
             // separableMmaMatchesReference runs separable-mma's constant border on values u8 holds, and
-            // rowsMmaMatchesReference rows-mma (u16, u8 of one channel) on several streams
+            // rowsMmaMatchesReference rows-mma on several streams
             if (variant == "rows-mma" || (variant == "separable-mma" && !mmaApplies(input, separable))) continue;
             const bool rankOne = variant == "separable" || variant == "separable-tiles" || variant == "separable-mma";
             const Conv2DSpec& spec = rankOne ? separable : nonSeparable;

@@ -1,6 +1,5 @@
-// conv2d's rows-mma variant (conv2dRowsMma): rank-1 kernels of compiled sizes on u16 images of 1, 3
-// or 4 channels and on u8 images of one, with the row pass on tensor cores and the column pass in
-// registers.
+// conv2d's rows-mma variant (conv2dRowsMma): rank-1 kernels of compiled sizes on u8 and u16 images of
+// 1, 3 or 4 channels, with the row pass on tensor cores and the column pass in registers.
 //
 // Each block owns a band of output elements (two a thread) and walks a strip of its rows in batches
 // of kRowsMmaBatch slice rows, staged by cp.async a batch ahead (the few elements past the row ends
@@ -12,11 +11,11 @@
 // high byte (byte permutes), and each row tap two f16 halves (splitMmaTaps), the high bytes' times
 // 2^8, so every product is exact. One channel's blocks come from ldmatrix; three interleaved channels'
 // from 16-bit loads of one channel, four channels' from 32-bit loads of a pixel's channel pair, so that
-// every tile has the density of one channel's. On u8 a block is 16 pixels' bytes, each an f16
-// subnormal (byteRowPass): two blocks and two tap halves, 4 mma, a tile. The row sums go through shared memory, in the image's
-// element order; each thread then adds every row of its two elements' sums to the 16 output rows
-// pending in a register ring (one fma chain an output, taps in order) and stores each output once its
-// last row is in.
+// every tile has the density of one channel's. On u8 a block is 16 pixels of one channel, each byte
+// an f16 subnormal (byteRowPass; ldmatrix on one channel, byte loads on several): two blocks and two
+// tap halves, 4 mma, a tile. The row sums go through shared memory, in the image's element order; each
+// thread then adds every row of its two elements' sums to the 16 output rows pending in a register
+// ring (one fma chain an output, taps in order) and stores each output once its last row is in.
 //
 // Against separable-mma (the column pass on tensor cores, the row pass from shared memory) each
 // output costs fewer instructions: the tensor cores read the staged u16 as it lies, and the column
@@ -45,12 +44,11 @@ static_assert(kRowsMmaMaxSize <= 15, "the tap fragments' block offsets (RowsMmaS
 
 /// A block's shape on CN-channel images of T. Each thread takes two elements of the band in the column
 /// pass; the row pass sums tiles of 8 pixels of one channel (the mma's n). One channel: warp w takes
-/// the tiles from pixel 64w, from ldmatrix. Three or four (interleaved): the band's 64 pixels, each warp
-/// one channel's 16 rows on three, from 16-bit loads; two channels' 8 rows on four, from 32-bit loads
-/// (InterleavedLane).
+/// the tiles from pixel 64w, from ldmatrix. Three or four (interleaved): the band's 64 pixels; on u16
+/// each warp one channel's 16 rows on three, from 16-bit loads, two channels' 8 rows on four, from
+/// 32-bit loads (InterleavedLane); on u8 each warp one channel's 16 rows, from byte loads.
 template <typename T, int CN> struct RowsMmaShape {
     static_assert(CN == 1 || CN == 3 || CN == 4, "one, three or four channels");
-    static_assert(sizeof(T) == 2 || CN == 1, "u8 on one channel");
     static constexpr int elementBytes = sizeof(T), copyElements = 16 / sizeof(T);  ///< copyElements: a 16-byte copy's
     /// Input blocks an output tile reads: offsets d (block start - tile start, in 8 pixels) -1 .. 1 of
     /// 8-pixel blocks on u16, -2 .. 1 of 16-pixel blocks on u8 (two of them a tile, byteRowPass).
@@ -58,30 +56,31 @@ template <typename T, int CN> struct RowsMmaShape {
     static constexpr int warps = CN == 1 ? 4 : CN, threads = 32 * warps;
     static constexpr int band = 2 * threads;  ///< output elements a band
     static constexpr int bandTiles = band / CN / 8;
-    /// Staged elements each side of the band: the outer tiles' input blocks (8 pixels), 16 on one channel
-    /// (u8: a 16-pixel block).
-    static constexpr int margin = CN == 1 ? 16 : 8 * CN;
+    /// Staged elements each side of the band: the outer tiles' input blocks (u16: 8 pixels, 16 on one
+    /// channel; u8: 16 pixels).
+    static constexpr int margin = sizeof(T) == 1 ? 16 * CN : CN == 1 ? 16 : 8 * CN;
     static constexpr int stagedElements = band + 2 * margin;
     static constexpr int copiesPerRow = stagedElements / copyElements;
     /// Staged rows lie an odd number of 16 bytes apart: ldmatrix's 8 rows of a phase hit 8 bank
-    /// groups, and three channels' 16-bit loads 32 banks. On four, 4 words (mod 32) apart, so that
-    /// a warp's 32-bit loads (8 rows of 4 pixels, the channel pair flipping with the row's parity)
-    /// hit 32 banks.
-    static constexpr int slotStride = CN == 4 ? 328 : stagedElements + copyElements;
+    /// groups, and three channels' 16-bit (u16) or byte (u8) loads 32 banks. On four u16 channels, 4
+    /// words (mod 32) apart, so that a warp's 32-bit loads (8 rows of 4 pixels, the channel pair
+    /// flipping with the row's parity) hit 32 banks.
+    static constexpr int slotStride = CN == 4 && sizeof(T) == 2 ? 328 : stagedElements + copyElements;
     /// Row sums: the 64-bit stores of a half-warp hit every bank once, one channel's (4 rows x 8
-    /// columns) and four channels' (swapsPixelPairs); three channels' single stores two lanes a bank.
-    static constexpr int sumStride = CN == 1 ? band + 8 : CN == 3 ? 196 : band;
+    /// columns) and four u16 channels' (swapsPixelPairs); three channels' single stores two lanes a
+    /// bank, and four u8 channels'.
+    static constexpr int sumStride = CN == 1 ? band + 8 : CN == 3 ? 196 : sizeof(T) == 2 ? band : band + 4;
     /// Tiles a warp sums together. On interleaved channels their accumulators and the A fragments of 3
     /// blocks stay in registers: three channels take all 8 (10 blocks loaded a batch, not 12; 1.01-1.02x
-    /// faster at 4 blocks an SM); four channels 4, which leave registers for 4 blocks an SM.
-    static constexpr int group = CN == 3 ? 8 : 4;
+    /// faster at 4 blocks an SM); four channels 4, which leave registers for 4 blocks an SM. u8: 4.
+    static constexpr int group = CN == 3 && sizeof(T) == 2 ? 8 : 4;
     static constexpr int blocksPerSM = 4;
     /// rowsMmaStrips: the share of an even split of the rows left that each strip takes, num / den.
     /// Measured fastest of 1/2 and 2/3 (docs/performance.md, "Fifty-sixth step").
     static constexpr int stripShareNum = CN == 1 ? 2 : 1, stripShareDen = CN == 1 ? 3 : 2;
     /// Edge elements a thread holds between batches: every band's of one channel; on more channels
     /// those of a band with one edge (an image narrower than a band has its stored at once).
-    static constexpr int fillsPerThread = CN == 1 ? 5 - int(sizeof(T)) : 5;
+    static constexpr int fillsPerThread = sizeof(T) == 2 ? (CN == 1 ? 3 : 5) : CN == 1 ? 4 : 6;
     static constexpr int slotElements = kRowsMmaBatch * slotStride;
     static constexpr int sumElements = kRowsMmaBatch * sumStride;
     static constexpr size_t sharedBytes =
@@ -94,9 +93,9 @@ template <typename T, int CN> struct RowsMmaShape {
                   "every edge element of a batch has a thread");
 };
 
-/// Whether sums row r holds each pixel pair swapped (four channels, rows with r & 2): there a column-pass
-/// thread's pair t, pixel t / 2, lies at pair t ^ 2.
-template <int CN> __device__ constexpr bool swapsPixelPairs(int row) { return CN == 4 && (row & 2); }
+/// Whether sums row r holds each pixel pair swapped (four u16 channels, rows with r & 2): there a
+/// column-pass thread's pair t, pixel t / 2, lies at pair t ^ 2.
+template <typename T, int CN> __device__ constexpr bool swapsPixelPairs(int row) { return sizeof(T) == 2 && CN == 4 && (row & 2); }
 
 /// Where lane (g, q) of warp w takes the A rows m = g (top) and g + 8 (bottom) of its tiles on
 /// interleaved channels (staged row and channel), and where their sums go: the offsets of pixels 2q
@@ -119,7 +118,7 @@ template <int CN> struct InterleavedLane {
             topRow = g, bottomRow = g + 8;
             topChannel = bottomChannel = warp;
         }
-        const int swap = swapsPixelPairs<CN>(topRow);
+        const int swap = swapsPixelPairs<uint16_t, CN>(topRow);
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
             const int pixel = 2 * q + (j ^ swap);
@@ -361,34 +360,51 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
     }
 }
 
-/// The row pass of a staged batch of one u8 channel into `sums`, as rowPass's: warp w sums the 8 output
-/// tiles from pixel 64w, four at a time, from the six input blocks of 16 pixels from its pixel -16.
-/// Each block is one A fragment, its 16 rows' bytes as f16 subnormals in rowsMmaPlace's places, from
-/// half an ldmatrix.x4 and four byte permutes. Tile t reads blocks (t + 1) / 2 and the next, at block
-/// offsets -2 and 0 (t even) or -1 and 1 (odd): 4 mma a tile where u16's 8-pixel blocks take 6.
-__device__ void byteRowPass(const uint8_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint8_t, 1>::offsets>& taps)
+/// The row pass of a staged batch of u8 into `sums`, as rowPass's: each warp sums 8 output tiles, four
+/// at a time, from the six input blocks of 16 pixels from their pixel -16: on one channel warp w the
+/// tiles from band pixel 64w, on three or four the band's tiles of channel w. Each block is one A
+/// fragment, its 16 rows' bytes as f16 subnormals in rowsMmaPlace's places (lane q's pixels 4q .. 4q +
+/// 3): on one channel from half an ldmatrix.x4, on several from eight byte loads. Tile t reads blocks
+/// (t + 1) / 2 and the next, at block offsets -2 and 0 (t even) or -1 and 1 (odd): 4 mma a tile where
+/// u16's 8-pixel blocks take 6.
+template <int CN> __device__ void byteRowPass(const uint8_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint8_t, CN>::offsets>& taps)
 {
-    using S = RowsMmaShape<uint8_t, 1>;
-    static_assert(S::bandTiles == 8 * S::warps && S::group == 4 && S::margin == 16, "8 tiles a warp, 4 at a time");
+    using S = RowsMmaShape<uint8_t, CN>;
+    static_assert(S::bandTiles * CN == 8 * S::warps && S::group == 4 && S::margin == 16 * CN,
+                  "8 tiles a warp, 4 at a time, blocks of 16 pixels");
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
-    // ldmatrix: lanes 8i .. 8i + 7 address matrix i's rows: rows 0-7 / 8-15 of a block, then of the next,
-    // from the warp's first input block (staged pixel 64w + margin - 16).
-    const uint8_t* row = slot + (lane % 8 + 8 * (lane / 8 % 2)) * S::slotStride + 16 * (lane / 16) + 64 * warp + S::margin - 16;
+    // One channel, ldmatrix: lanes 8i .. 8i + 7 address matrix i's rows: rows 0-7 / 8-15 of a block, then
+    // of the next, from the warp's first block (staged pixel 64w + margin - 16 = 64w). Several: lane
+    // (g, q)'s pixel 4q of block 0, channel w, in rows g and g + 8.
+    const uint8_t* row = CN == 1 ? slot + (lane % 8 + 8 * (lane / 8 % 2)) * S::slotStride + 16 * (lane / 16) + 64 * warp
+                                 : slot + g * S::slotStride + CN * 4 * q + warp;
     uint32_t block[6][4];
 #pragma unroll
     for (int quad = 0; quad < 2; ++quad) {
         // The first four tiles read blocks 0 .. 3, the second four 2 .. 5.
 #pragma unroll
         for (int pair = 2 * quad; pair < quad + 2; ++pair) {
-            uint32_t raw[4];
-            loadMatrices<false>(reinterpret_cast<const uint16_t*>(row + 32 * pair), raw);
+            if constexpr (CN == 1) {
+                uint32_t raw[4];
+                loadMatrices<false>(reinterpret_cast<const uint16_t*>(row + 32 * pair), raw);
 #pragma unroll
-            for (int c = 0; c < 2; ++c) {
-                // Lane q's word of a row is pixels 4q .. 4q + 3: the first two in places 2q, 2q + 1,
-                // the last two in 2q + 8, 2q + 9, with the zero bytes from the permute's second operand.
-                uint32_t(&a)[4] = block[2 * pair + c];
-                a[0] = __byte_perm(raw[2 * c], 0, 0x4140), a[1] = __byte_perm(raw[2 * c + 1], 0, 0x4140);
-                a[2] = __byte_perm(raw[2 * c], 0, 0x4342), a[3] = __byte_perm(raw[2 * c + 1], 0, 0x4342);
+                for (int c = 0; c < 2; ++c) {
+                    // Lane q's word of a row is pixels 4q .. 4q + 3: the first two to places 2q, 2q + 1,
+                    // the last two to 2q + 8, 2q + 9, the zero bytes from the permute's second operand.
+                    uint32_t(&a)[4] = block[2 * pair + c];
+                    a[0] = __byte_perm(raw[2 * c], 0, 0x4140), a[1] = __byte_perm(raw[2 * c + 1], 0, 0x4140);
+                    a[2] = __byte_perm(raw[2 * c], 0, 0x4342), a[3] = __byte_perm(raw[2 * c + 1], 0, 0x4342);
+                }
+            } else {
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+                    // Two pixels' bytes, zero-extended, to one word's f16 subnormals.
+                    const uint8_t* top = row + CN * 16 * (2 * pair + c);
+                    const uint8_t* bottom = top + 8 * S::slotStride;
+                    const auto two = [](const uint8_t* p) { return __byte_perm(p[0], p[CN], 0x5410); };
+                    uint32_t(&a)[4] = block[2 * pair + c];
+                    a[0] = two(top), a[1] = two(bottom), a[2] = two(top + 2 * CN), a[3] = two(bottom + 2 * CN);
+                }
             }
         }
         // The smallest products first (the taps' low halves), as rowPass's.
@@ -405,9 +421,16 @@ __device__ void byteRowPass(const uint8_t* slot, float* sums, const RowTapFragme
                 }
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
-            float* target = sums + g * S::sumStride + 64 * warp + 8 * (4 * quad + u) + 2 * q;
-            *reinterpret_cast<float2*>(target) = make_float2(tile[u][0], tile[u][1]);
-            *reinterpret_cast<float2*>(target + 8 * S::sumStride) = make_float2(tile[u][2], tile[u][3]);
+            const int pixel = 8 * (4 * quad + u) + 2 * q;
+            if constexpr (CN == 1) {
+                float* target = sums + g * S::sumStride + 64 * warp + pixel;
+                *reinterpret_cast<float2*>(target) = make_float2(tile[u][0], tile[u][1]);
+                *reinterpret_cast<float2*>(target + 8 * S::sumStride) = make_float2(tile[u][2], tile[u][3]);
+            } else {
+                float* target = sums + g * S::sumStride + CN * pixel + warp;
+                target[0] = tile[u][0], target[CN] = tile[u][1];
+                target[8 * S::sumStride] = tile[u][2], target[8 * S::sumStride + CN] = tile[u][3];
+            }
         }
     }
 }
@@ -495,7 +518,7 @@ __device__ __forceinline__ void columnPass(const StripArgs<T, Out>& a, const flo
     const unsigned pitchBytes = unsigned(a.outPitch) * sizeof(Out);
 #pragma unroll
     for (int u = 0; u < kRowsMmaBatch; ++u) {
-        const float* row = (swapsPixelPairs<CN>(u) ? swappedSums : sums) + u * RowsMmaShape<T, CN>::sumStride;
+        const float* row = (swapsPixelPairs<T, CN>(u) ? swappedSums : sums) + u * RowsMmaShape<T, CN>::sumStride;
         const float2 sum = *reinterpret_cast<const float2*>(row);
 #pragma unroll
         for (int i = 0; i < K; ++i) {
@@ -517,7 +540,7 @@ struct RowsMmaStrips {
     int start[kRowsMmaMaxStrips + 1];
 };
 
-/// rows-mma (u16 images of 1, 3 or 4 channels and u8 of one, square compiled sizes, rank-1 taps whose
+/// rows-mma (u8 and u16 images of 1, 3 or 4 channels, square compiled sizes, rank-1 taps whose
 /// row taps splitMmaTaps splits; sm_80+): each block walks a strip of its band in batches: stage batch
 /// b + 1, sum batch b's rows on tensor cores, add batch b - 1's row sums down the columns. One barrier
 /// a batch; 4 blocks an SM.
@@ -555,7 +578,7 @@ __global__ void __launch_bounds__(RowsMmaShape<T, CN>::threads, RowsMmaShape<T, 
         if (b + 1 < batches) stage(b + 1);
         if (b < batches) {
             float* batchSums = sums + (b & 1) * S::sumElements;
-            if constexpr (sizeof(T) == 1) byteRowPass(slot(b), batchSums, taps);
+            if constexpr (sizeof(T) == 1) byteRowPass<CN>(slot(b), batchSums, taps);
             else if constexpr (CN == 1) rowPass(slot(b), batchSums, taps);
             else interleavedRowPass<CN>(slot(b), batchSums, taps);
         }
@@ -574,13 +597,11 @@ __global__ void __launch_bounds__(RowsMmaShape<T, CN>::threads, RowsMmaShape<T, 
 
 std::string whyNotRowsMma(const Conv2dProblem& p)
 {
-    const int depth = p.input.depth();
-    return whyNotMmaVariant(p, depth == CV_16U || (depth == CV_8U && p.input.channels() == 1), "a u16 image or a one-channel u8 one",
-                            true);
+    return whyNotMmaVariant(p, p.input.depth() != CV_32F, "a u8 or u16 image", true);
 }
 
-/// Whether rows-mma has kernels for CN channels of In: u16 images, one-channel u8 ones.
-template <typename In, int CN> constexpr bool kRowsMmaCompiled = std::is_same_v<In, uint16_t> || (std::is_same_v<In, uint8_t> && CN == 1);
+/// Whether rows-mma has kernels for In: u8 and u16 images.
+template <typename In> constexpr bool kRowsMmaCompiled = !std::is_same_v<In, float>;
 
 /// Calls f(kernel, shape) with rows-mma's kernel for `run` (kRowsMmaCompiled, a square compiled size)
 /// and its RowsMmaShape.
@@ -590,10 +611,9 @@ template <typename F> void withRowsMmaKernel(const Conv2dRun& run, F&& f)
         using In = decltype(in);
         using Out = decltype(out);
         withChannels(run.channels, [&](auto cn) {
-            constexpr int CN = decltype(cn)::value;
-            if constexpr (kRowsMmaCompiled<In, CN>)
+            if constexpr (kRowsMmaCompiled<In>)
                 withFixedSize(run.kRows, [&](auto k) {
-                    f(conv2dRowsMma<In, Out, decltype(k)::value, CN>, RowsMmaShape<In, CN>{});
+                    f(conv2dRowsMma<In, Out, decltype(k)::value, decltype(cn)::value>, RowsMmaShape<In, decltype(cn)::value>{});
                 });
         });
     });
@@ -667,7 +687,7 @@ void computeRowsMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
         using A = std::decay_t<decltype(a)>;
         using In = typename A::InType;
         constexpr int CN = decltype(cn)::value;
-        if constexpr (kRowsMmaCompiled<In, CN>) {
+        if constexpr (kRowsMmaCompiled<In>) {
             using S = RowsMmaShape<In, CN>;
             const int bands = (CN * a.cols + S::band - 1) / S::band;
             RowsMmaStrips strips{};  // zeros past the last strip: equal launches pass equal arguments
@@ -687,7 +707,7 @@ void computeRowsMma(const Conv2dRun& run, int chunk, cudaStream_t stream)
 Conv2dVariant rowsMmaConv2d()
 {
     return {"rows-mma",
-            "rank-1 kernels of compiled sizes on u16 images of 1, 3 or 4 channels and u8 of one (sm_80+): the row pass on tensor cores "
+            "rank-1 kernels of compiled sizes on u8 and u16 images of 1, 3 or 4 channels (sm_80+): the row pass on tensor cores "
             "straight from staged rows (bytes and two-half taps exact in f16, f32 sums), the column pass in a register ring",
             whyNotRowsMma,
             {prepareRowsMma, computeRowsMma, true}};
