@@ -9,10 +9,9 @@
 //
 // auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
-// shared wherever they apply). Else, for rank-1 kernels of compiled sizes, separable-mma on 4 u8
-// channels at 15x15, rows-mma at 15x15 on u16 and on 1 and 3 u8 channels (and at 9x9 on 4 u16
-// channels), the separable ring (on u8/u16 from staged tiles) or separable-tiles where each measured
-// faster (autoConv2d);
+// shared wherever they apply). Else, for rank-1 kernels of compiled sizes, rows-mma at 15x15 (and at
+// 9x9 on 4 u16 channels; on u8 at 15x15 separable-mma where rows-mma does not apply), the separable
+// ring (on u8/u16 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
 // separable for other rank-1 sizes from 500 taps on; but on f32 separable (the staged ring) for rank-1
 // 3x3 and 5x5 kernels and staged-rows for the other kernels up to 7x7 but rank-1 7x7 ones.
 // Otherwise staged-rows for u8/u16 up to 7x7, tma where it applies up to 9x9, shared elsewhere.
@@ -113,17 +112,16 @@ const char* autoConv2d(const Conv2dProblem& p)
         // tiles beats separable-tiles up to 9x9 and ties it at 15x15 on one channel; on several,
         // separable-tiles is 1.4-1.6x faster there. On f32 (from 7x7 here) separable-tiles wins.
         const bool compiled = isCompiledSize(kRows, kCols);
-        // u8 15x15: rows-mma 1.37-1.43x faster than the ring and 1.57-1.65x separable-mma on one channel,
-        // 1.13-1.36x separable-mma on three; on four separable-mma, 1.01-1.02x faster than rows-mma and
-        // 1.10x separable-tiles.
-        const bool u8 = p.input.depth() == CV_8U, fourChannels = p.input.channels() == 4;
-        if (compiled && kRows == 15 && u8 && fourChannels && conv2dVariants().whyNot("separable-mma", p).empty())
-            return "separable-mma";
-        // u16 15x15: rows-mma 1.21-1.25x faster than the ring on one channel, 1.31 / 1.36x separable-tiles'
-        // speed on 3 / 4; at 9x9 1.08x the ring's on 4 channels, while the ring was 1.01-1.05x faster on 1
-        // and 3 (on u8 the ring took 0.85-1.02x rows-mma's time at 9x9 on 1 and 3 channels, 0.61-0.64x on 4).
+        // 15x15: on u16 rows-mma 1.21-1.25x faster than the ring on one channel, 1.31 / 1.36x
+        // separable-tiles' speed on 3 / 4; on u8 1.37-1.43x the ring's and 1.57-1.65x separable-mma's on
+        // one channel, 1.13-1.36x separable-mma's on 3 and 4. At 9x9 rows-mma 1.08x the ring's speed on 4
+        // u16 channels, while the ring was 1.01-1.05x faster on 1 and 3, and took 0.85-1.02x rows-mma's
+        // time on u8.
+        const bool u8 = p.input.depth() == CV_8U;
         const bool rowsMma = kRows == 15 || (kRows == 9 && p.input.channels() == 4 && !u8);
         if (compiled && rowsMma && conv2dVariants().whyNot("rows-mma", p).empty()) return "rows-mma";
+        // u8 15x15 where rows-mma's row taps do not split: separable-mma 1.09-1.15x faster than separable-tiles.
+        if (compiled && kRows == 15 && u8 && conv2dVariants().whyNot("separable-mma", p).empty()) return "separable-mma";
         const bool ring = compiled && !f32 && (kRows < 15 || p.input.channels() == 1);
         if (ring && conv2dVariants().whyNot("separable", p).empty()) return "separable";
         if (compiled && kRows >= (f32 ? 7 : 9)) return "separable-tiles";

@@ -153,14 +153,16 @@ template <int Offsets> struct RowTapFragments {
 /// fragment holds, lane q's registers holding places 2q, 2q + 1 and 2q + 8, 2q + 9. u16 blocks of 8
 /// pixels, one and three channels: the low bytes of pixels 0 .. 7 in places 0 .. 7, their high bytes
 /// in 8 .. 15 (ldmatrix's order); four: pixel q + 4r's two bytes side by side in register r, the bytes
-/// of one 16-bit element. u8 blocks of 16 pixels: lane q's word of an ldmatrix row, pixels 4q .. 4q + 3,
-/// in places 2q, 2q + 1, 2q + 8, 2q + 9.
+/// of one 16-bit element. u8 blocks of 16 pixels: on one channel lane q's word of an ldmatrix row,
+/// pixels 4q .. 4q + 3, in places 2q, 2q + 1, 2q + 8, 2q + 9; on several pixels q, q + 4, q + 8, q + 12,
+/// so that a warp's byte loads of one of them (8 rows, 4 consecutive pixels) hit 32 banks.
 struct BlockPlace {
     int pixel, plane;
 };
 constexpr BlockPlace rowsMmaPlace(int k, int channels, int elementBytes)
 {
-    if (elementBytes == 1) return {4 * (k % 8 / 2) + 2 * (k / 8) + k % 2, 0};
+    if (elementBytes == 1)
+        return {channels == 1 ? 4 * (k % 8 / 2) + 2 * (k / 8) + k % 2 : k % 8 / 2 + 4 * (k % 2) + 8 * (k / 8), 0};
     return channels == 4 ? BlockPlace{k % 8 / 2 + 4 * (k / 8), k % 2} : BlockPlace{k % 8, k / 8};
 }
 
@@ -363,8 +365,8 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
 /// The row pass of a staged batch of u8 into `sums`, as rowPass's: each warp sums 8 output tiles, four
 /// at a time, from the six input blocks of 16 pixels from their pixel -16: on one channel warp w the
 /// tiles from band pixel 64w, on three or four the band's tiles of channel w. Each block is one A
-/// fragment, its 16 rows' bytes as f16 subnormals in rowsMmaPlace's places (lane q's pixels 4q .. 4q +
-/// 3): on one channel from half an ldmatrix.x4, on several from eight byte loads. Tile t reads blocks
+/// fragment, its 16 rows' bytes as f16 subnormals in rowsMmaPlace's places: on one channel from half an
+/// ldmatrix.x4, on several from eight byte loads. Tile t reads blocks
 /// (t + 1) / 2 and the next, at block offsets -2 and 0 (t even) or -1 and 1 (odd): 4 mma a tile where
 /// u16's 8-pixel blocks take 6.
 template <int CN> __device__ void byteRowPass(const uint8_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint8_t, CN>::offsets>& taps)
@@ -375,9 +377,9 @@ template <int CN> __device__ void byteRowPass(const uint8_t* slot, float* sums, 
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
     // One channel, ldmatrix: lanes 8i .. 8i + 7 address matrix i's rows: rows 0-7 / 8-15 of a block, then
     // of the next, from the warp's first block (staged pixel 64w + margin - 16 = 64w). Several: lane
-    // (g, q)'s pixel 4q of block 0, channel w, in rows g and g + 8.
+    // (g, q)'s pixel in place 2q of block 0, channel w, in rows g and g + 8.
     const uint8_t* row = CN == 1 ? slot + (lane % 8 + 8 * (lane / 8 % 2)) * S::slotStride + 16 * (lane / 16) + 64 * warp
-                                 : slot + g * S::slotStride + CN * 4 * q + warp;
+                                 : slot + g * S::slotStride + CN * rowsMmaPlace(2 * q, CN, 1).pixel + warp;
     uint32_t block[6][4];
 #pragma unroll
     for (int quad = 0; quad < 2; ++quad) {
@@ -398,12 +400,15 @@ template <int CN> __device__ void byteRowPass(const uint8_t* slot, float* sums, 
             } else {
 #pragma unroll
                 for (int c = 0; c < 2; ++c) {
+                    // The pixels of places 2q + 1, 2q + 8 and 2q + 9 from 2q's.
+                    constexpr int next = CN * (rowsMmaPlace(1, CN, 1).pixel - rowsMmaPlace(0, CN, 1).pixel);
+                    constexpr int far = CN * (rowsMmaPlace(8, CN, 1).pixel - rowsMmaPlace(0, CN, 1).pixel);
                     // Two pixels' bytes, zero-extended, to one word's f16 subnormals.
+                    const auto two = [](const uint8_t* p) { return __byte_perm(p[0], p[next], 0x5410); };
                     const uint8_t* top = row + CN * 16 * (2 * pair + c);
                     const uint8_t* bottom = top + 8 * S::slotStride;
-                    const auto two = [](const uint8_t* p) { return __byte_perm(p[0], p[CN], 0x5410); };
                     uint32_t(&a)[4] = block[2 * pair + c];
-                    a[0] = two(top), a[1] = two(bottom), a[2] = two(top + 2 * CN), a[3] = two(bottom + 2 * CN);
+                    a[0] = two(top), a[1] = two(bottom), a[2] = two(top + far), a[3] = two(bottom + far);
                 }
             }
         }
