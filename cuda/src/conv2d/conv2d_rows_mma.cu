@@ -95,7 +95,10 @@ template <typename T, int CN> struct RowsMmaShape {
 
 /// Whether sums row r holds each pixel pair swapped (four u16 channels, rows with r & 2): there a
 /// column-pass thread's pair t, pixel t / 2, lies at pair t ^ 2.
-template <typename T, int CN> __device__ constexpr bool swapsPixelPairs(int row) { return sizeof(T) == 2 && CN == 4 && (row & 2); }
+template <typename T, int CN> __device__ constexpr bool swapsPixelPairs(int row)
+{
+    return sizeof(T) == 2 && CN == 4 && (row & 2);
+}
 
 /// Where lane (g, q) of warp w takes the A rows m = g (top) and g + 8 (bottom) of its tiles on
 /// interleaved channels (staged row and channel), and where their sums go: the offsets of pixels 2q
@@ -240,8 +243,8 @@ __device__ void stageBatch(const StripArgs<T, Out>& a, int x0, int first, T* slo
     const char* source = reinterpret_cast<const char*>(a.inRow(first) + x0 - S::margin);
     const unsigned pitchBytes = unsigned(a.inPitch) * sizeof(T);
     const auto copy = [&](int r, int c) {
-        __pipeline_memcpy_async(slot + r * S::slotStride + S::copyElements * c, source + size_t(unsigned(r)) * pitchBytes + 16 * c,
-                                16);
+        const char* from = source + size_t(unsigned(r)) * pitchBytes + 16 * c;
+        __pipeline_memcpy_async(slot + r * S::slotStride + S::copyElements * c, from, 16);
     };
     if (edge.count == 0) {
         forEachBatchCopy<T, CN>(copy);
@@ -369,7 +372,8 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
 /// ldmatrix.x4, on several from eight byte loads. Tile t reads blocks
 /// (t + 1) / 2 and the next, at block offsets -2 and 0 (t even) or -1 and 1 (odd): 4 mma a tile where
 /// u16's 8-pixel blocks take 6.
-template <int CN> __device__ void byteRowPass(const uint8_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint8_t, CN>::offsets>& taps)
+template <int CN>
+__device__ void byteRowPass(const uint8_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint8_t, CN>::offsets>& taps)
 {
     using S = RowsMmaShape<uint8_t, CN>;
     static_assert(S::bandTiles * CN == 8 * S::warps && S::group == 4 && S::margin == 16 * CN,
@@ -447,7 +451,8 @@ template <int CN> __device__ void byteRowPass(const uint8_t* slot, float* sums, 
 /// A tile's last block brings its high-half products, so that each tile's sums take its low halves
 /// first and then its high halves, as on one channel.
 template <int CN>
-__device__ void interleavedRowPass(const uint16_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint16_t, CN>::offsets>& taps)
+__device__ void interleavedRowPass(const uint16_t* slot, float* sums,
+                                   const RowTapFragments<RowsMmaShape<uint16_t, CN>::offsets>& taps)
 {
     using S = RowsMmaShape<uint16_t, CN>;
     constexpr int offsets = S::offsets;
@@ -505,7 +510,10 @@ __device__ void interleavedRowPass(const uint16_t* slot, float* sums, const RowT
 }
 
 /// Two adjacent results in one store (saturateRound for u8 and u16).
-__device__ void storePair(uint8_t* p, float2 v) { *reinterpret_cast<uint16_t*>(p) = uint16_t(roundedBytes(v.x, v.y, 0.0f, 0.0f)); }
+__device__ void storePair(uint8_t* p, float2 v)
+{
+    *reinterpret_cast<uint16_t*>(p) = uint16_t(roundedBytes(v.x, v.y, 0.0f, 0.0f));
+}
 __device__ void storePair(uint16_t* p, float2 v) { *reinterpret_cast<uint32_t*>(p) = roundedHalves(v.x, v.y); }
 __device__ void storePair(float* p, float2 v) { *reinterpret_cast<float2*>(p) = v; }
 
