@@ -1,0 +1,101 @@
+// Reproduces the u16 x4 3x3 case past the tie band and emulates rows-mma's sums under a model of the
+// tensor cores' accumulation (products exact; terms aligned to the largest exponent and truncated to
+// 24 + g bits; the sum rounded toward zero to f32).
+#include "kernellab/conv2d.hpp"
+#include <opencv2/core.hpp>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+static cv::Mat randomKernel(int rows, int cols, uint64_t seed)
+{
+    cv::Mat k(rows, cols, CV_32F);
+    cv::RNG rng(seed);
+    rng.fill(k, cv::RNG::UNIFORM, 0.05, 1.0);
+    k /= cv::sum(k)[0];
+    return k;
+}
+static float half(float v) { return float(cv::float16_t(v)); }
+static float toF32RZ(double v)
+{
+    float f = float(v);  // RN
+    if (std::fabs(double(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
+    return f;
+}
+// One mma's column: acc + sum(terms), model g.
+static float mmaModel(float acc, const std::vector<double>& terms, int g)
+{
+    std::vector<double> all(terms);
+    all.push_back(acc);
+    double largest = 0;
+    for (double t : all) largest = std::max(largest, std::fabs(t));
+    if (largest == 0) return 0;
+    const int e = std::ilogb(largest);
+    const double unit = std::ldexp(1.0, e - 23 - g);
+    double sum = 0;
+    for (double t : all) sum += std::trunc(t / unit) * unit;
+    return toF32RZ(sum);
+}
+
+int main()
+{
+    const uint64_t seed = 52678;
+    cv::Mat input(9001, 19, CV_16UC4);
+    cv::RNG rng(seed);
+    rng.fill(input, cv::RNG::UNIFORM, 0, 65536);
+    kl::Conv2DSpec spec;
+    spec.kernel = randomKernel(3, 1, seed) * randomKernel(1, 3, seed + 1);
+    spec.border = kl::BorderMode::Reflect;
+    spec.flipKernel = true;
+    const int y = 2413, x = 11, c = 1;
+    double magnitude = 0;
+    const double s = kl::conv2dReferenceSumAt(input, spec, y, x, c, &magnitude);
+    std::printf("reference sum %.10f, magnitude %.6f, band %.6f\n", s, magnitude, 1e-6 * magnitude);
+    const auto f = kl::separateKernel(kl::effectiveKernel(spec));
+    const std::vector<float>& row = f->row;
+    const std::vector<float>& col = f->column;
+    double largest = 0;
+    for (float t : row) largest = std::max(largest, double(std::fabs(t)));
+    const int e = 6 - std::ilogb(largest);
+    std::vector<float> hi, lo, colScaled;
+    for (float t : row) {
+        const float scaled = std::ldexp(t, e);
+        hi.push_back(half(scaled));
+        lo.push_back(half(scaled - hi.back()));
+    }
+    for (float t : col) colScaled.push_back(std::ldexp(t, 24 - e));
+    // f32 exact-ish reference of the factored sum
+    double factored = 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) factored += double(col[i]) * row[j] * input.at<cv::Vec4w>(y + i - 1, x + j - 1)[c];
+    std::printf("factored sum (f64) %.10f\n", factored);
+    for (int g = -8; g <= 1; ++g) {
+        float rowSum[3];
+        for (int i = 0; i < 3; ++i) {
+            std::vector<double> low, high;
+            for (int j = 0; j < 3; ++j) {
+                const unsigned v = input.at<cv::Vec4w>(y + i - 1, x + j - 1)[c];
+                const double lb = std::ldexp(double(v & 255), -24), hb = std::ldexp(double(v >> 8), -24);
+                low.push_back(lb * lo[j]);
+                low.push_back(hb * lo[j] * 256.0);
+                high.push_back(lb * hi[j]);
+                high.push_back(hb * hi[j] * 256.0);
+            }
+            rowSum[i] = mmaModel(mmaModel(0.0f, low, g), high, g);
+        }
+        float out = colScaled[0] * rowSum[0];
+        out = std::fmaf(colScaled[1], rowSum[1], out);
+        out = std::fmaf(colScaled[2], rowSum[2], out);
+        // exact row sums (no truncation), same column pass
+        float rowExact[3];
+        for (int i = 0; i < 3; ++i) {
+            double t = 0;
+            for (int j = 0; j < 3; ++j) t += double(input.at<cv::Vec4w>(y + i - 1, x + j - 1)[c]) * (double(hi[j]) + lo[j]);
+            rowExact[i] = float(std::ldexp(t, -24));
+        }
+        float outExact = colScaled[0] * rowExact[0];
+        outExact = std::fmaf(colScaled[1], rowExact[1], outExact);
+        outExact = std::fmaf(colScaled[2], rowExact[2], outExact);
+        std::printf("g=%d: out %.6f (rounds to %.0f); row sums RN-exact: out %.6f\n", g, out, std::nearbyint(out), outExact);
+    }
+}
