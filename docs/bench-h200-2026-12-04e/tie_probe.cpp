@@ -3,19 +3,12 @@
 #include "kernellab/acceptance.hpp"
 #include "kernellab/conv2d.hpp"
 #include "kernellab/gpu/engine.hpp"
+#include "positive_kernel.hpp"
 #include <opencv2/core.hpp>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-static cv::Mat randomKernel(int rows, int cols, uint64_t seed)
-{
-    cv::Mat k(rows, cols, CV_32F);
-    cv::RNG rng(seed);
-    rng.fill(k, cv::RNG::UNIFORM, 0.05, 1.0);
-    k /= cv::sum(k)[0];
-    return k;
-}
 
 int main(int argc, char** argv)
 {
@@ -33,7 +26,7 @@ int main(int argc, char** argv)
                         cv::RNG rng(seed);
                         rng.fill(input, cv::RNG::UNIFORM, 0, depth == CV_8U ? 256 : 65536);
                         kl::Conv2DSpec spec;
-                        spec.kernel = randomKernel(k, 1, seed) * randomKernel(1, k, seed + 7);
+                        spec.kernel = positiveRandomKernel(k, 1, seed) * positiveRandomKernel(1, k, seed + 7);
                         spec.border = kl::BorderMode::Reflect;
                         kl::gpu::RunOptions options;
                         options.variant = variant;
