@@ -455,10 +455,10 @@ private slots:
 
     // rows-mma against the reference under the acceptance rule (its row pass sums on tensor cores):
     // random rank-1 taps of every compiled size on u8 and u16 images of 1, 3 and 4 channels, integer and
-    // f32 output, every border (the constant one at an image value), sizes from 1x1
-    // (narrower than a band, both edges in one) to several bands with a partial last one, all-maximum
-    // images; then images of several strips with a partial last batch on 1 and 3 streams, which agree
-    // bit for bit. It refuses what it cannot hold exactly.
+    // f32 output, every border (the constant one at an image value), sizes from 1x1 (narrower than a
+    // band, both edges in one) to several bands with a partial last one, all-maximum images; then images
+    // of several strips with a partial last batch on 1 and 3 streams, which agree bit for bit. It
+    // refuses what it cannot hold exactly.
     void rowsMmaMatchesReference()
     {
         if (engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
