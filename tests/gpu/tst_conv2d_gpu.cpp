@@ -101,6 +101,14 @@ float smallestTapMagnitude(const cv::Mat_<float>& taps)
     return smallest;
 }
 
+/// A random image of values below 1/16 of the depth's range: u16 as 12-bit data (0 .. 4096), u8 0 ..
+/// 16. The tensor cores lost the low bits of such images' sums while their bytes were f16 subnormals
+/// (docs/performance.md, "Fifty-ninth step").
+cv::Mat darkImage(int rows, int cols, int depth, int channels, uint64_t seed)
+{
+    return kltest::randomImage(rows, cols, depth, channels, seed) / 16;
+}
+
 /// Whether a tensor-core pass (separable-mma's column pass, rows-mma's row pass) holds every tap of
 /// `taps` as two f16 halves to 22 bits, the largest scaled into [2^6, 2^7) (the split
 /// conv2d_separable.cu's splitMmaTaps makes).
@@ -401,7 +409,7 @@ private slots:
     // cores, in another order): random rank-1 taps of every compiled size, u8/u16 with integer and
     // f32 output, 1, 3 and 4 channels, every border (the constant one at a value the depth holds),
     // sizes from 1x1 to several bands, all-maximum images; then images of several strips with a
-    // partial last strip and step, on 3 streams. The random-input bound on differences near ties
+    // partial last strip and step, on 3 streams; then dark images (darkImage). The random-input bound on differences near ties
     // holds for each depth's cases together: on images of a few elements, one case's "1 + 1%" is
     // stricter than the rate it bounds. It refuses what it cannot hold exactly.
     void separableMmaMatchesReference()
@@ -438,6 +446,11 @@ private slots:
                         spec.borderValue = heldValue;
                         check(input, spec, 3);
                     }
+            for (int k : {3, 15})
+                for (int channels : kChannels) {
+                    const cv::Mat input = darkImage(k == 3 ? 2003 : 1021, k == 3 ? 521 : 263, depth, channels, ++seed);
+                    check(input, makeSpec(randomSeparableKernel(k, k, seed), BorderMode::Reflect, depth, seed % 2 == 0), 1);
+                }
             kl::applyRandomInputNearTieBound(total, depth);
             QVERIFY2(total.passed(), kltest::msg(kl::depthName(depth) + " results, all cases: " + total.failure));
         }
@@ -457,8 +470,8 @@ private slots:
     // random rank-1 taps of every compiled size on u8 and u16 images of 1, 3 and 4 channels, integer and
     // f32 output, every border (the constant one at an image value), sizes from 1x1 (narrower than a
     // band, both edges in one) to several bands with a partial last one, all-maximum images; then images
-    // of several strips with a partial last batch on 1 and 3 streams, which agree bit for bit. It
-    // refuses what it cannot hold exactly.
+    // of several strips with a partial last batch on 1 and 3 streams, which agree bit for bit; then dark
+    // images (darkImage). It refuses what it cannot hold exactly.
     void rowsMmaMatchesReference()
     {
         if (engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
@@ -498,6 +511,10 @@ private slots:
                         QVERIFY2(kltest::bitwiseEqual(one, gpu),
                                  kltest::msg(describe(input, spec, "rows-mma") + ": 3 streams differ from 1"));
                     }
+                for (int k : {3, 9, 15}) {
+                    const cv::Mat input = darkImage(k == 3 ? 2003 : 1021, k == 3 ? 521 : 263, depth, channels, ++seed);
+                    check(input, makeSpec(randomSeparableKernel(k, k, seed), BorderMode::Reflect, depth, seed % 2 == 0), 1);
+                }
             }
         kl::applyRandomInputNearTieBound(total[0], CV_8U);
         QVERIFY2(total[0].passed(), kltest::msg("u8 results, all cases: " + total[0].failure));

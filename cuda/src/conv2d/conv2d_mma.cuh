@@ -1,16 +1,32 @@
 #pragma once
 // The tensor-core product and byte planes conv2d's mma variants share (separable-mma, rows-mma). Each
-// variant's fragments hold exact f16 values: input bytes as f16 subnormals and taps as two f16 halves
-// (splitMmaTaps), so the products are exact in the f32 sums.
+// variant's fragments hold exact f16 values: input bytes as normal f16 (normalBytes) and taps as two
+// f16 halves (splitMmaTaps), so the products are exact in the f32 sums.
+#include "conv2d_variants.hpp"
+
 #include <cstdint>
 
 namespace kl::gpu {
 namespace {
 
-/// The low bytes of a word's two u16 elements as two f16 subnormals (byte * 2^-24), in element order.
-__device__ uint32_t lowBytes(uint32_t w) { return __byte_perm(w, 0, 0x4240); }
-/// The high bytes of a word's two u16 elements as two f16 subnormals, in element order.
-__device__ uint32_t highBytes(uint32_t w) { return __byte_perm(w, 0, 0x4341); }
+/// Two f16 whose bits are bytes (the subnormals byte * 2^-24) as the normal f16 byte *
+/// 2^kMmaByteExponent, exactly (0 stays 0). The tensor cores align an mma's products to the largest
+/// exponent, a subnormal input's taken as the smallest normal's, 2^-14: bytes as subnormals lost up to
+/// 10 bits of a sum, more the darker the image (docs/performance.md, "Fifty-ninth step").
+__device__ uint32_t normalBytes(uint32_t byteBits)
+{
+    constexpr uint32_t scale = (24 + kMmaByteExponent + 15) << 10;  // 2^(24 + kMmaByteExponent) in f16
+    static_assert(24 + kMmaByteExponent >= 10 && 24 + kMmaByteExponent <= 15,
+                  "every byte but 0 lands normal; the scale is an f16");
+    uint32_t normal;
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(normal) : "r"(byteBits), "r"(scale | scale << 16));
+    return normal;
+}
+
+/// The low bytes of a word's two u16 elements as two normal f16 (normalBytes), in element order.
+__device__ uint32_t lowBytes(uint32_t w) { return normalBytes(__byte_perm(w, 0, 0x4240)); }
+/// The high bytes of a word's two u16 elements as two normal f16, in element order.
+__device__ uint32_t highBytes(uint32_t w) { return normalBytes(__byte_perm(w, 0, 0x4341)); }
 
 /// Four 8 x 8 matrices of b16 from shared memory by one ldmatrix, transposed if `Transpose`: lanes
 /// 8i .. 8i + 7 pass the addresses of matrix i's rows, and register i holds matrix i.

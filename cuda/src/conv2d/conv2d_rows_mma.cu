@@ -7,12 +7,12 @@
 // staged rows and a banded matrix of row taps: for 8 output pixels n of one channel and a block of 8
 // input pixels, D[m][n] = sum_k A[m][k] * B[k][n] with A the batch's 16 rows and k the block's low
 // bytes, then its high bytes (mma.m16n8k16, f16 in, f32 sums; 3 blocks and 2 tap halves, 6 mma, a
-// tile). It is exact in f16 where it must be: each u16 element is two f16 subnormals, its low and its
-// high byte (byte permutes), and each row tap two f16 halves (splitMmaTaps), the high bytes' times
+// tile). It is exact in f16 where it must be: each u16 element is two normal f16, its low and its
+// high byte (byte permutes, normalBytes), and each row tap two f16 halves (splitMmaTaps), the high bytes' times
 // 2^8, so every product is exact. One channel's blocks come from ldmatrix; three interleaved channels'
 // from 16-bit loads of one channel, four channels' from 32-bit loads of a pixel's channel pair, so that
 // every tile has the density of one channel's. On u8 a block is 16 pixels of one channel, each byte
-// an f16 subnormal (byteRowPass; ldmatrix on one channel, byte loads on several): two blocks and two
+// a normal f16 (byteRowPass; ldmatrix on one channel, byte loads on several): two blocks and two
 // tap halves, 4 mma, a tile. The row sums go through shared memory, in the image's element order; each
 // thread then adds every row of its two elements' sums to the 16 output rows pending in a register
 // ring (one fma chain an output, taps in order) and stores each output once its last row is in.
@@ -131,7 +131,7 @@ template <int CN> struct InterleavedLane {
     }
 };
 
-__constant__ float cRowsMmaColumnTaps[kRowsMmaMaxSize];  // the column taps times 2^(24 - e) (SplitTaps::scaled)
+__constant__ float cRowsMmaColumnTaps[kRowsMmaMaxSize];  // the column taps, SplitTaps::scaled
 
 /// The row taps as mma B fragments (16 x 8, k x n), loaded from `fragments` (rowTapFragments):
 /// b[o][h] for block offset d = o + RowsMmaShape::firstOffset and half h (splitMmaTaps' high, then low),
@@ -316,7 +316,7 @@ __device__ __noinline__ void stageBorderBatch(StripArgs<T, Out> a, int x0, int f
 /// The row pass of a staged batch of one channel into `sums` (16 rows of the band's columns): warp w
 /// takes the 8 output tiles (8 columns) from 64w, four at a time. Tile t reads input blocks (8
 /// columns) t - 1 .. t + 1, block c at index c + 1 of the four tiles' six, each one A fragment
-/// (m16 x k16): its 16 rows' low bytes in k 0 .. 7 and high bytes in k 8 .. 15, as f16 subnormals,
+/// (m16 x k16): its 16 rows' low bytes in k 0 .. 7 and high bytes in k 8 .. 15, as normal f16,
 /// from half an ldmatrix.x4; the second four tiles take the first four's last two blocks. The four
 /// tiles take turns, so that each mma waits on its tile's last one less.
 __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments<RowsMmaShape<uint16_t, 1>::offsets>& taps)
@@ -368,7 +368,7 @@ __device__ void rowPass(const uint16_t* slot, float* sums, const RowTapFragments
 /// The row pass of a staged batch of u8 into `sums`, as rowPass's: each warp sums 8 output tiles, four
 /// at a time, from the six input blocks of 16 pixels from their pixel -16: on one channel warp w the
 /// tiles from band pixel 64w, on three or four the band's tiles of channel w. Each block is one A
-/// fragment, its 16 rows' bytes as f16 subnormals in rowsMmaPlace's places: on one channel from half an
+/// fragment, its 16 rows' bytes as normal f16 in rowsMmaPlace's places: on one channel from half an
 /// ldmatrix.x4, on several from eight byte loads. Tile t reads blocks
 /// (t + 1) / 2 and the next, at block offsets -2 and 0 (t even) or -1 and 1 (odd): 4 mma a tile where
 /// u16's 8-pixel blocks take 6.
@@ -398,8 +398,10 @@ __device__ void byteRowPass(const uint8_t* slot, float* sums, const RowTapFragme
                     // Lane q's word of a row is pixels 4q .. 4q + 3: the first two to places 2q, 2q + 1,
                     // the last two to 2q + 8, 2q + 9, the zero bytes from the permute's second operand.
                     uint32_t(&a)[4] = block[2 * pair + c];
-                    a[0] = __byte_perm(raw[2 * c], 0, 0x4140), a[1] = __byte_perm(raw[2 * c + 1], 0, 0x4140);
-                    a[2] = __byte_perm(raw[2 * c], 0, 0x4342), a[3] = __byte_perm(raw[2 * c + 1], 0, 0x4342);
+                    a[0] = normalBytes(__byte_perm(raw[2 * c], 0, 0x4140));
+                    a[1] = normalBytes(__byte_perm(raw[2 * c + 1], 0, 0x4140));
+                    a[2] = normalBytes(__byte_perm(raw[2 * c], 0, 0x4342));
+                    a[3] = normalBytes(__byte_perm(raw[2 * c + 1], 0, 0x4342));
                 }
             } else {
 #pragma unroll
@@ -407,8 +409,8 @@ __device__ void byteRowPass(const uint8_t* slot, float* sums, const RowTapFragme
                     // The pixels of places 2q + 1, 2q + 8 and 2q + 9 from 2q's.
                     constexpr int next = CN * (rowsMmaPlace(1, CN, 1).pixel - rowsMmaPlace(0, CN, 1).pixel);
                     constexpr int far = CN * (rowsMmaPlace(8, CN, 1).pixel - rowsMmaPlace(0, CN, 1).pixel);
-                    // Two pixels' bytes, zero-extended, to one word's f16 subnormals.
-                    const auto two = [](const uint8_t* p) { return __byte_perm(p[0], p[next], 0x5410); };
+                    // Two pixels' bytes, zero-extended, to one word's f16.
+                    const auto two = [](const uint8_t* p) { return normalBytes(__byte_perm(p[0], p[next], 0x5410)); };
                     const uint8_t* top = row + CN * 16 * (2 * pair + c);
                     const uint8_t* bottom = top + 8 * S::slotStride;
                     uint32_t(&a)[4] = block[2 * pair + c];
@@ -473,18 +475,18 @@ __device__ void interleavedRowPass(const uint16_t* slot, float* sums,
             const int staged = CN * 8 * (first + u);
             uint32_t(&a)[4] = block[u % offsets];
             if constexpr (CN == 4) {
-                // Pixels q and q + 4, both rows' channels a word: each element's low and high byte as f16
-                // subnormals, with the zero bytes from the permute's second operand.
+                // Pixels q and q + 4, both rows' channels a word: each element's low and high byte as f16,
+                // with the zero bytes from the permute's second operand.
                 const uint32_t near = *reinterpret_cast<const uint32_t*>(top + staged);
                 const uint32_t far = *reinterpret_cast<const uint32_t*>(top + staged + CN * rowsMmaPlace(8, CN, 2).pixel);
-                a[0] = __byte_perm(near, 0, 0x4140), a[1] = __byte_perm(near, 0, 0x4342);
-                a[2] = __byte_perm(far, 0, 0x4140), a[3] = __byte_perm(far, 0, 0x4342);
+                a[0] = normalBytes(__byte_perm(near, 0, 0x4140)), a[1] = normalBytes(__byte_perm(near, 0, 0x4342));
+                a[2] = normalBytes(__byte_perm(far, 0, 0x4140)), a[3] = normalBytes(__byte_perm(far, 0, 0x4342));
             } else {
                 const uint16_t *p = top + staged, *l = bottom + staged;
                 const uint32_t top0 = p[0], top1 = p[CN], bottom0 = l[0], bottom1 = l[CN];
-                // The low (high) bytes of pixels 2q and 2q + 1, whose upper bytes are 0, as f16 subnormals.
-                a[0] = __byte_perm(top0, top1, 0x6420), a[1] = __byte_perm(bottom0, bottom1, 0x6420);
-                a[2] = __byte_perm(top0, top1, 0x6521), a[3] = __byte_perm(bottom0, bottom1, 0x6521);
+                // The low (high) bytes of pixels 2q and 2q + 1, whose upper bytes are 0, as f16.
+                a[0] = normalBytes(__byte_perm(top0, top1, 0x6420)), a[1] = normalBytes(__byte_perm(bottom0, bottom1, 0x6420));
+                a[2] = normalBytes(__byte_perm(top0, top1, 0x6521)), a[3] = normalBytes(__byte_perm(bottom0, bottom1, 0x6521));
             }
 #pragma unroll
             for (int t = u - 2 > 0 ? u - 2 : 0; t <= u && t < group; ++t)

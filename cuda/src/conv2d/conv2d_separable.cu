@@ -522,7 +522,7 @@ std::optional<SplitTaps> splitMmaTaps(const std::vector<float>& mmaPass, const s
         taps.low.push_back(low);
     }
     for (float tap : fmaPass) {
-        const float scaled = std::ldexp(tap, 24 - exponent);
+        const float scaled = std::ldexp(tap, -kMmaByteExponent - exponent);
         if (tap != 0 && !(std::fabs(scaled) >= FLT_MIN && std::fabs(scaled) <= FLT_MAX)) return std::nullopt;
         taps.scaled.push_back(scaled);
     }

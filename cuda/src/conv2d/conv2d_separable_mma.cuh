@@ -6,12 +6,12 @@
 // output rows, D[m][n] = sum_k A[m][k] * B[k][n] with A[m][k] = column tap (k - m) and B the slice
 // rows from the tile's first, 8 columns at a time (mma.m16n8k16, f16 in, f32 sums). It is exact in
 // f16 where it must be:
-// - each input byte x is the f16 subnormal x * 2^-24 (its bits are the byte: one byte permute for
+// - each input byte x is the normal f16 x * 2^kMmaByteExponent (a byte permute and normalBytes for
 //   two elements), so u8 elements are one plane and u16 elements two, the low and the high bytes;
 // - each column tap, times 2^s, is split into two f16 halves (splitMmaTaps), which hold it to 22 bits
 //   or more; the high bytes' taps are also times 2^8 (mmaTapFragments).
 // Products are exact in the f32 sums. The row pass then sums the mid rows as separable-tiles' does
-// (bandRowSums), with row taps times 2^(24 - s), so every power of two cancels exactly.
+// (bandRowSums), with row taps times 2^(-kMmaByteExponent - s), so every power of two cancels exactly.
 #include "conv2d_mma.cuh"
 #include "conv2d_separable_tiles.cuh"
 
@@ -55,20 +55,21 @@ template <typename In, int CN_, int K> struct MmaTile {
                   "a tile's rows lie in its chunks; a step's staged rows leave the rows before them in place");
 };
 
-/// A 16-byte vector's elements as f16 subnormal bits (the element's bits, two to a word, in element
-/// order), 32 bytes: u8, the 16 elements' one plane; u16, the 8 low bytes' plane, then the high bytes'.
-__device__ void subnormalPlanes(uint4 w, uint8_t, uint4 (&halves)[2])
+/// A 16-byte vector's bytes as normal f16 (normalBytes, two to a word, in element order), 32 bytes: u8,
+/// the 16 elements' one plane; u16, the 8 low bytes' plane, then the high bytes'.
+__device__ void bytePlanes(uint4 w, uint8_t, uint4 (&halves)[2])
 {
-    halves[0] = {__byte_perm(w.x, 0, 0x4140), __byte_perm(w.x, 0, 0x4342), __byte_perm(w.y, 0, 0x4140), __byte_perm(w.y, 0, 0x4342)};
-    halves[1] = {__byte_perm(w.z, 0, 0x4140), __byte_perm(w.z, 0, 0x4342), __byte_perm(w.w, 0, 0x4140), __byte_perm(w.w, 0, 0x4342)};
+    const auto pair = [](uint32_t word, uint32_t selector) { return normalBytes(__byte_perm(word, 0, selector)); };
+    halves[0] = {pair(w.x, 0x4140), pair(w.x, 0x4342), pair(w.y, 0x4140), pair(w.y, 0x4342)};
+    halves[1] = {pair(w.z, 0x4140), pair(w.z, 0x4342), pair(w.w, 0x4140), pair(w.w, 0x4342)};
 }
-__device__ void subnormalPlanes(uint4 w, uint16_t, uint4 (&halves)[2])
+__device__ void bytePlanes(uint4 w, uint16_t, uint4 (&halves)[2])
 {
     halves[0] = {lowBytes(w.x), lowBytes(w.y), lowBytes(w.z), lowBytes(w.w)};
     halves[1] = {highBytes(w.x), highBytes(w.y), highBytes(w.z), highBytes(w.w)};
 }
 
-/// A vector's planes (subnormalPlanes) into ring row `slot` from element `column`.
+/// A vector's planes (bytePlanes) into ring row `slot` from element `column`.
 template <typename T> __device__ void storeRingVector(uint16_t* ring, int slot, int column, const uint4 (&halves)[2])
 {
     uint16_t* target = ring + slot * T::ringStride + column;
@@ -101,7 +102,7 @@ __device__ void storeMmaStep(int k0, int count, const StagePlan<T>& plan, const 
     for (int p = 0; p < P; ++p)
         if (plan.row[p] < count) {
             uint4 halves[2];
-            subnormalPlanes(pending.vector[p], In{}, halves);
+            bytePlanes(pending.vector[p], In{}, halves);
             storeRingVector<T>(ring, unsigned(k0 + plan.row[p]) % kMmaRingRows, plan.column[p], halves);
         }
 }
@@ -125,7 +126,7 @@ __device__ __noinline__ void stageMmaEdgeStep(StripArgs<In, Out> a, int x0, int 
             memcpy(&vector, e, sizeof(vector));
         }
         uint4 halves[2];
-        subnormalPlanes(vector, In{}, halves);
+        bytePlanes(vector, In{}, halves);
         storeRingVector<T>(ring, unsigned(k) % kMmaRingRows, E * v, halves);
     }
 }

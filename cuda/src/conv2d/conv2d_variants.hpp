@@ -60,10 +60,13 @@ bool takesStagedRing(int inDepth, int kRows, int kCols);
 /// kConv2dCompiledSizes as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
 std::string compiledSizesText(const char* lastJoin);
 
+/// The tensor cores take each input byte as the normal f16 byte * 2^kMmaByteExponent (normalBytes).
+constexpr int kMmaByteExponent = -10;
+
 /// The taps of a rank-1 kernel for the mma variants, whose one pass sums on tensor cores and the
 /// other in f32 fma chains: the tensor-core pass's taps times 2^e (the largest in [2^6, 2^7)) as two
-/// f16 halves each, `high` + `low`, and the other pass's times 2^(24 - e), `scaled`. The tensor cores
-/// take each input byte as the f16 subnormal byte * 2^-24, so every power of two cancels exactly.
+/// f16 halves each, `high` + `low`, and the other pass's times 2^(-kMmaByteExponent - e), `scaled`,
+/// so that every power of two cancels exactly.
 struct SplitTaps {
     std::vector<float> high, low;
     std::vector<float> scaled;
