@@ -1,6 +1,8 @@
-// Reproduces the u16 x4 3x3 case past the tie band and emulates rows-mma's sums under a model of the
-// tensor cores' accumulation (products exact; terms aligned to the largest exponent and truncated to
-// 24 + g bits; the sum rounded toward zero to f32).
+// Reproduces the u16 x4 3x3 case past the tie band and emulates rows-mma's sums under two models of the
+// tensor cores' accumulation. Both: products exact; terms aligned to the largest exponent and truncated
+// to 24 + g bits; the sum rounded toward zero to f32. "actual": a product's exponent is its own; "nominal"
+// (added in the fifty-ninth step): a product's exponent is its inputs' sum, an f16 subnormal input's
+// taken as 2^-14, the smallest normal's, as rows-mma's byte inputs then were.
 #include "kernellab/conv2d.hpp"
 #include "positive_kernel.hpp"
 #include <opencv2/core.hpp>
@@ -15,18 +17,24 @@ static float toF32RZ(double v)
     if (std::fabs(double(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
     return f;
 }
-// One mma's column: acc + sum(terms), model g.
-static float mmaModel(float acc, const std::vector<double>& terms, int g)
+// A product and the exponent the alignment takes for it.
+struct Term {
+    double value;
+    int exponent;
+};
+// One mma's column: acc + sum(terms), aligned to the largest exponent, model g.
+static float mmaModel(float acc, const std::vector<Term>& terms, int g)
 {
-    std::vector<double> all(terms);
-    all.push_back(acc);
-    double largest = 0;
-    for (double t : all) largest = std::max(largest, std::fabs(t));
-    if (largest == 0) return 0;
-    const int e = std::ilogb(largest);
-    const double unit = std::ldexp(1.0, e - 23 - g);
+    std::vector<Term> all;
+    for (const Term& t : terms)
+        if (t.value != 0) all.push_back(t);
+    if (acc != 0) all.push_back({acc, std::ilogb(acc)});
+    if (all.empty()) return 0;
+    int top = all.front().exponent;
+    for (const Term& t : all) top = std::max(top, t.exponent);
+    const double unit = std::ldexp(1.0, top - 23 - g);
     double sum = 0;
-    for (double t : all) sum += std::trunc(t / unit) * unit;
+    for (const Term& t : all) sum += std::trunc(t.value / unit) * unit;
     return toF32RZ(sum);
 }
 
@@ -62,23 +70,31 @@ int main()
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) factored += double(col[i]) * row[j] * input.at<cv::Vec4w>(y + i - 1, x + j - 1)[c];
     std::printf("factored sum (f64) %.10f\n", factored);
-    for (int g = -8; g <= 1; ++g) {
-        float rowSum[3];
-        for (int i = 0; i < 3; ++i) {
-            std::vector<double> low, high;
-            for (int j = 0; j < 3; ++j) {
-                const unsigned v = input.at<cv::Vec4w>(y + i - 1, x + j - 1)[c];
-                const double lb = std::ldexp(double(v & 255), -24), hb = std::ldexp(double(v >> 8), -24);
-                low.push_back(lb * lo[j]);
-                low.push_back(hb * lo[j] * 256.0);
-                high.push_back(lb * hi[j]);
-                high.push_back(hb * hi[j] * 256.0);
+    for (int g = -8; g <= 5; ++g) {
+        float out = 0, outNominal = 0;
+        for (bool nominal : {false, true}) {
+            float rowSum[3];
+            for (int i = 0; i < 3; ++i) {
+                std::vector<Term> low, high;
+                const auto add = [&](std::vector<Term>& terms, unsigned byte, float tap, int plane) {
+                    const double product = std::ldexp(double(byte), -24 + 8 * plane) * tap;
+                    const int exponent = nominal ? -14 + std::ilogb(tap) + 8 * plane : std::ilogb(product);
+                    terms.push_back({product, exponent});
+                };
+                for (int j = 0; j < 3; ++j) {
+                    const unsigned v = input.at<cv::Vec4w>(y + i - 1, x + j - 1)[c];
+                    add(low, v & 255, lo[j], 0);
+                    add(low, v >> 8, lo[j], 1);
+                    add(high, v & 255, hi[j], 0);
+                    add(high, v >> 8, hi[j], 1);
+                }
+                rowSum[i] = mmaModel(mmaModel(0.0f, low, g), high, g);
             }
-            rowSum[i] = mmaModel(mmaModel(0.0f, low, g), high, g);
+            float sum = colScaled[0] * rowSum[0];
+            sum = std::fmaf(colScaled[1], rowSum[1], sum);
+            sum = std::fmaf(colScaled[2], rowSum[2], sum);
+            (nominal ? outNominal : out) = sum;
         }
-        float out = colScaled[0] * rowSum[0];
-        out = std::fmaf(colScaled[1], rowSum[1], out);
-        out = std::fmaf(colScaled[2], rowSum[2], out);
         // exact row sums (no truncation), same column pass
         float rowExact[3];
         for (int i = 0; i < 3; ++i) {
@@ -89,6 +105,7 @@ int main()
         float outExact = colScaled[0] * rowExact[0];
         outExact = std::fmaf(colScaled[1], rowExact[1], outExact);
         outExact = std::fmaf(colScaled[2], rowExact[2], outExact);
-        std::printf("g=%d: out %.6f (rounds to %.0f); row sums RN-exact: out %.6f\n", g, out, std::nearbyint(out), outExact);
+        std::printf("g=%d: actual exponents: out %.6f (rounds to %.0f); nominal: %.6f (rounds to %.0f); row sums RN-exact: out %.6f\n", g,
+                    out, std::nearbyint(out), outNominal, std::nearbyint(outNominal), outExact);
     }
 }
