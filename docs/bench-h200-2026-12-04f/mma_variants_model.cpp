@@ -9,12 +9,14 @@
 // The variants' structure as in cuda/src/conv2d: which products each mma sums, in which order (the
 // taps' low halves first), the f32 fma chain of the other pass, taps split as splitMmaTaps splits them.
 //
-// mma_variants_model G subnormal|normal IMAGES SIDE U16_TOP U8_TOP: kernel sizes 3, 9, 15, 1 and 4
-// channels (tie_probe's `few`).
+// mma_variants_model G subnormal|normal IMAGES SIDE U16_TOP U8_TOP [gaussian]: kernel sizes 3, 9, 15, 1
+// and 4 channels (tie_probe's `few`); tie_probe's random positive kernels, or with `gaussian` the
+// preset's Gaussians (OpenCV's default sigma).
 #include "kernellab/acceptance.hpp"
 #include "kernellab/conv2d.hpp"
 #include "../bench-h200-2026-12-04e/positive_kernel.hpp"
 #include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -154,12 +156,13 @@ float separableMmaColumnSum(const Plane& in, int y, int x, const Split& taps, bo
 int main(int argc, char** argv)
 {
     if (argc < 7) {
-        std::fprintf(stderr, "usage: mma_variants_model G subnormal|normal IMAGES SIDE U16_TOP U8_TOP\n");
+        std::fprintf(stderr, "usage: mma_variants_model G subnormal|normal IMAGES SIDE U16_TOP U8_TOP [gaussian]\n");
         return 2;
     }
     g = std::atoi(argv[1]);
     subnormalBytes = std::string(argv[2]) == "subnormal";
     const int images = std::atoi(argv[3]), side = std::atoi(argv[4]), topU16 = std::atoi(argv[5]), topU8 = std::atoi(argv[6]);
+    const bool gaussian = argc > 7 && std::string(argv[7]) == "gaussian";
     for (const std::string variant : {"rows-mma", "separable-mma"})
         for (int depth : {CV_16U, CV_8U})
             for (int channels : {1, 4})
@@ -173,7 +176,9 @@ int main(int argc, char** argv)
                         cv::RNG rng(seed);
                         rng.fill(input, cv::RNG::UNIFORM, 0, u8 ? topU8 : topU16);
                         kl::Conv2DSpec spec;
-                        spec.kernel = positiveRandomKernel(k, 1, seed) * positiveRandomKernel(1, k, seed + 7);
+                        const cv::Mat gaussianFactor = cv::getGaussianKernel(k, 0, CV_32F);
+                        spec.kernel = gaussian ? cv::Mat(gaussianFactor * gaussianFactor.t())
+                                               : cv::Mat(positiveRandomKernel(k, 1, seed) * positiveRandomKernel(1, k, seed + 7));
                         spec.border = kl::BorderMode::Reflect;
                         const cv::Mat ref = kl::conv2dReference(input, spec);
                         const auto factors = kl::separateKernel(kl::effectiveKernel(spec));
