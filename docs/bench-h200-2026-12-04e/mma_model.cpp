@@ -4,39 +4,12 @@
 // (added in the fifty-ninth step): a product's exponent is its inputs' sum, an f16 subnormal input's
 // taken as 2^-14, the smallest normal's, as rows-mma's byte inputs then were.
 #include "kernellab/conv2d.hpp"
+#include "mma_sum_model.hpp"
 #include "positive_kernel.hpp"
 #include <opencv2/core.hpp>
 #include <cmath>
 #include <cstdio>
 #include <vector>
-
-static float half(float v) { return float(cv::float16_t(v)); }
-static float toF32RZ(double v)
-{
-    float f = float(v);  // RN
-    if (std::fabs(double(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
-    return f;
-}
-// A product and the exponent the alignment takes for it.
-struct Term {
-    double value;
-    int exponent;
-};
-// One mma's column: acc + sum(terms), aligned to the largest exponent, model g.
-static float mmaModel(float acc, const std::vector<Term>& terms, int g)
-{
-    std::vector<Term> all;
-    for (const Term& t : terms)
-        if (t.value != 0) all.push_back(t);
-    if (acc != 0) all.push_back({acc, std::ilogb(acc)});
-    if (all.empty()) return 0;
-    int top = all.front().exponent;
-    for (const Term& t : all) top = std::max(top, t.exponent);
-    const double unit = std::ldexp(1.0, top - 23 - g);
-    double sum = 0;
-    for (const Term& t : all) sum += std::trunc(t.value / unit) * unit;
-    return toF32RZ(sum);
-}
 
 int main()
 {
@@ -55,16 +28,9 @@ int main()
     const auto f = kl::separateKernel(kl::effectiveKernel(spec));
     const std::vector<float>& row = f->row;
     const std::vector<float>& col = f->column;
-    double largest = 0;
-    for (float t : row) largest = std::max(largest, double(std::fabs(t)));
-    const int e = 6 - std::ilogb(largest);
-    std::vector<float> hi, lo, colScaled;
-    for (float t : row) {
-        const float scaled = std::ldexp(t, e);
-        hi.push_back(half(scaled));
-        lo.push_back(half(scaled - hi.back()));
-    }
-    for (float t : col) colScaled.push_back(std::ldexp(t, 24 - e));
+    const SplitTaps taps = splitTaps(row, col, -24);  // bytes as f16 subnormals, byte * 2^-24
+    const std::vector<double>&hi = taps.high, &lo = taps.low;
+    const std::vector<float>& colScaled = taps.scaled;
     // f32 exact-ish reference of the factored sum
     double factored = 0;
     for (int i = 0; i < 3; ++i)
@@ -76,7 +42,7 @@ int main()
             float rowSum[3];
             for (int i = 0; i < 3; ++i) {
                 std::vector<Term> low, high;
-                const auto add = [&](std::vector<Term>& terms, unsigned byte, float tap, int plane) {
+                const auto add = [&](std::vector<Term>& terms, unsigned byte, double tap, int plane) {
                     const double product = std::ldexp(double(byte), -24 + 8 * plane) * tap;
                     const int exponent = nominal ? -14 + std::ilogb(tap) + 8 * plane : std::ilogb(product);
                     terms.push_back({product, exponent});
@@ -88,7 +54,7 @@ int main()
                     add(high, v & 255, hi[j], 0);
                     add(high, v >> 8, hi[j], 1);
                 }
-                rowSum[i] = mmaModel(mmaModel(0.0f, low, g), high, g);
+                rowSum[i] = mmaSum(mmaSum(0.0f, low, g), high, g);
             }
             float sum = colScaled[0] * rowSum[0];
             sum = std::fmaf(colScaled[1], rowSum[1], sum);
@@ -99,7 +65,7 @@ int main()
         float rowExact[3];
         for (int i = 0; i < 3; ++i) {
             double t = 0;
-            for (int j = 0; j < 3; ++j) t += double(input.at<cv::Vec4w>(y + i - 1, x + j - 1)[c]) * (double(hi[j]) + lo[j]);
+            for (int j = 0; j < 3; ++j) t += double(input.at<cv::Vec4w>(y + i - 1, x + j - 1)[c]) * (hi[j] + lo[j]);
             rowExact[i] = float(std::ldexp(t, -24));
         }
         float outExact = colScaled[0] * rowExact[0];

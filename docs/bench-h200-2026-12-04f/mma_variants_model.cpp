@@ -12,14 +12,11 @@
 // mma_variants_model G subnormal|normal IMAGES SIDE U16_TOP U8_TOP [gaussian]: kernel sizes 3, 9, 15, 1
 // and 4 channels (tie_probe's `few`); tie_probe's random positive kernels, or with `gaussian` the
 // preset's Gaussians (OpenCV's default sigma).
-#include "kernellab/acceptance.hpp"
-#include "kernellab/conv2d.hpp"
-#include "../bench-h200-2026-12-04e/positive_kernel.hpp"
+#include "../bench-h200-2026-12-04e/mma_sum_model.hpp"
+#include "../bench-h200-2026-12-04e/probe_case.hpp"
 #include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -28,50 +25,18 @@ namespace {
 int g = 2;
 bool subnormalBytes = true;
 
-float roundTowardZero(double v)
-{
-    float f = float(v);
-    if (std::fabs(double(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
-    return f;
-}
+/// The bytes' exponent as they enter the mma: f16 subnormals (their own bits) or normal f16 (normalBytes).
+int byteExponent() { return subnormalBytes ? -24 : -10; }
 
 /// One mma's column: acc plus the products of `bytes` and `taps` (f16 values; 0 where outside the kernel).
 float mmaStep(float acc, const std::vector<int>& bytes, const std::vector<double>& taps)
 {
-    const double byteScale = std::ldexp(1.0, subnormalBytes ? -24 : -10);
-    int top = acc != 0 ? std::ilogb(acc) : INT32_MIN;
-    std::vector<double> products(bytes.size());
+    std::vector<Term> terms;
     for (size_t i = 0; i < bytes.size(); ++i) {
-        products[i] = bytes[i] * byteScale * taps[i];
-        if (products[i] == 0) continue;
-        const int exponent = subnormalBytes ? -14 + std::ilogb(taps[i]) : std::ilogb(products[i]);
-        top = std::max(top, exponent);
+        const double product = std::ldexp(double(bytes[i]), byteExponent()) * taps[i];
+        terms.push_back({product, product == 0 ? 0 : subnormalBytes ? -14 + std::ilogb(taps[i]) : std::ilogb(product)});
     }
-    if (top == INT32_MIN) return 0;
-    const double unit = std::ldexp(1.0, top - 23 - g);
-    double sum = std::trunc(double(acc) / unit) * unit;
-    for (double p : products) sum += std::trunc(p / unit) * unit;
-    return roundTowardZero(sum);
-}
-
-/// splitMmaTaps: the mma pass's taps times 2^e as two f16 halves, the other pass's scaled to match.
-struct Split {
-    std::vector<double> high, low;
-    std::vector<float> scaled;
-};
-Split split(const std::vector<float>& mmaPass, const std::vector<float>& fmaPass)
-{
-    double largest = 0;
-    for (float t : mmaPass) largest = std::max(largest, double(std::fabs(t)));
-    const int e = 6 - std::ilogb(largest);
-    Split s;
-    for (float t : mmaPass) {
-        const float scaled = std::ldexp(t, e), high = float(cv::float16_t(scaled));
-        s.high.push_back(high);
-        s.low.push_back(float(cv::float16_t(scaled - high)));
-    }
-    for (float t : fmaPass) s.scaled.push_back(std::ldexp(t, (subnormalBytes ? 24 : 10) - e));
-    return s;
+    return mmaSum(acc, terms, g);
 }
 
 /// The f32 pass: sum_j taps[j] * values[j], a multiply then an fma chain, taps in order.
@@ -92,7 +57,7 @@ struct Plane {
 /// rows-mma's row sum of output column x on row y: u16 blocks of 8 pixels' low and high bytes at
 /// tile offsets -1, 0, 1 (rowPass); u8 blocks of 16 pixels, from the tile's pixel -16 and 0 (even
 /// tiles) or -8 and 8 (byteRowPass). Tiles of 8 pixels from column 0.
-float rowsMmaRowSum(const Plane& in, int y, int x, const Split& taps, bool u8)
+float rowsMmaRowSum(const Plane& in, int y, int x, const SplitTaps& taps, bool u8)
 {
     const int k = int(taps.high.size()), radius = k / 2, tile = x / 8 * 8;
     float acc = 0;
@@ -130,7 +95,7 @@ float rowsMmaRowSum(const Plane& in, int y, int x, const Split& taps, bool u8)
 /// separable-mma's column sum of output row y, column x: tiles of 16 rows from row 0, two chunks of
 /// 16 slice rows each; the taps' low halves first, then the low bytes' plane before the high bytes'
 /// (mmaColumnPass).
-float separableMmaColumnSum(const Plane& in, int y, int x, const Split& taps, bool u8)
+float separableMmaColumnSum(const Plane& in, int y, int x, const SplitTaps& taps, bool u8)
 {
     const int k = int(taps.high.size()), radius = k / 2, m = y % 16;
     float acc = 0;
@@ -168,22 +133,16 @@ int main(int argc, char** argv)
             for (int channels : {1, 4})
                 for (int k : {3, 9, 15}) {
                     const bool u8 = depth == CV_8U;
-                    long elements = 0, differ = 0, outside = 0;
-                    double worst = 0;
+                    const int top = u8 ? topU8 : topU16;
+                    ProbeTally tally;
                     for (int n = 0; n < images; ++n) {
-                        const uint64_t seed = 1000 * k + 100 * channels + n + (u8 ? 50000 : 0);
-                        cv::Mat input(side + n, side - n, CV_MAKETYPE(depth, channels));
-                        cv::RNG rng(seed);
-                        rng.fill(input, cv::RNG::UNIFORM, 0, u8 ? topU8 : topU16);
-                        kl::Conv2DSpec spec;
-                        const cv::Mat gaussianFactor = cv::getGaussianKernel(k, 0, CV_32F);
-                        spec.kernel = gaussian ? cv::Mat(gaussianFactor * gaussianFactor.t())
-                                               : cv::Mat(positiveRandomKernel(k, 1, seed) * positiveRandomKernel(1, k, seed + 7));
-                        spec.border = kl::BorderMode::Reflect;
-                        const cv::Mat ref = kl::conv2dReference(input, spec);
-                        const auto factors = kl::separateKernel(kl::effectiveKernel(spec));
+                        const ProbeCase probe = probeCase(depth, channels, k, n, side, top, gaussian);
+                        const cv::Mat& input = probe.input;
+                        const cv::Mat ref = kl::conv2dReference(input, probe.spec);
+                        const auto factors = kl::separateKernel(kl::effectiveKernel(probe.spec));
                         const bool rows = variant == "rows-mma";
-                        const Split taps = rows ? split(factors->row, factors->column) : split(factors->column, factors->row);
+                        const SplitTaps taps = rows ? splitTaps(factors->row, factors->column, byteExponent())
+                                                    : splitTaps(factors->column, factors->row, byteExponent());
                         std::vector<cv::Mat> planes;
                         cv::split(input, planes);
                         for (int c = 0; c < channels; ++c) {
@@ -206,19 +165,11 @@ int main(int argc, char** argv)
                                     const float sum = fmaChain(taps.scaled, values);
                                     const int got = int(std::clamp(std::nearbyint(sum), 0.0f, u8 ? 255.0f : 65535.0f));
                                     const int expected = u8 ? ref.ptr<uint8_t>(y)[x * channels + c] : ref.ptr<uint16_t>(y)[x * channels + c];
-                                    ++elements;
-                                    if (got == expected) continue;
-                                    ++differ;
-                                    double magnitude = 0;
-                                    const double s = kl::conv2dReferenceSumAt(input, spec, y, x, c, &magnitude);
-                                    const double rel = std::fabs(s - (std::floor(s) + 0.5)) / magnitude;
-                                    worst = std::max(worst, rel);
-                                    if (rel > kl::kTieRelTolerance) ++outside;
+                                    ++tally.elements;
+                                    if (got != expected) tally.addDiffering(probe, y, x, c);
                                 }
                         }
                     }
-                    std::printf("range %d: %s %s x%d k=%d: %ld elements, %ld differ, %ld outside the band, worst %.3g of sum|K in|\n",
-                                u8 ? topU8 : topU16, variant.c_str(), u8 ? "u8" : "u16", channels, k, elements, differ, outside, worst);
-                    std::fflush(stdout);
+                    tally.print(top, variant.c_str(), depth, channels, k);
                 }
 }
