@@ -5,7 +5,7 @@
 // taken as 2^-14, the smallest normal's, as rows-mma's byte inputs then were.
 #include "kernellab/conv2d.hpp"
 #include "mma_sum_model.hpp"
-#include "positive_kernel.hpp"
+#include "probe_kernels.hpp"
 #include <opencv2/core.hpp>
 #include <cmath>
 #include <cstdio>
@@ -28,7 +28,7 @@ int main()
     const auto f = kl::separateKernel(kl::effectiveKernel(spec));
     const std::vector<float>& row = f->row;
     const std::vector<float>& col = f->column;
-    const SplitTaps taps = splitTaps(row, col, -24);  // bytes as f16 subnormals, byte * 2^-24
+    const SplitTaps taps = *splitTaps(row, col, -24);  // bytes as f16 subnormals, byte * 2^-24
     const std::vector<double>&hi = taps.high, &lo = taps.low;
     const std::vector<float>& colScaled = taps.scaled;
     // f32 exact-ish reference of the factored sum

@@ -6,8 +6,10 @@
 // caller's (an f16 subnormal input's taken as 2^-14 fits the H200 at g = 2).
 #include <opencv2/core.hpp>
 #include <algorithm>
+#include <cfloat>
 #include <climits>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 inline float roundTowardZero(double v)
@@ -37,22 +39,30 @@ inline float mmaSum(float acc, const std::vector<Term>& terms, int g)
 }
 
 /// splitMmaTaps: the mma pass's taps times 2^e (the largest in [2^6, 2^7)) as two f16 halves, and the
-/// f32 pass's times 2^(-byteExponent - e), for bytes that enter the mma as byte * 2^byteExponent.
+/// f32 pass's times 2^(-byteExponent - e), for bytes that enter the mma as byte * 2^byteExponent;
+/// nullopt where the variants refuse the kernel: two halves leave an mma pass tap off by more than 2^-22
+/// of itself, or a scaled f32 pass tap leaves f32's normal range.
 struct SplitTaps {
     std::vector<double> high, low;
     std::vector<float> scaled;
 };
-inline SplitTaps splitTaps(const std::vector<float>& mmaPass, const std::vector<float>& fmaPass, int byteExponent)
+inline std::optional<SplitTaps> splitTaps(const std::vector<float>& mmaPass, const std::vector<float>& fmaPass,
+                                          int byteExponent)
 {
     double largest = 0;
     for (float t : mmaPass) largest = std::max(largest, double(std::fabs(t)));
-    const int e = 6 - std::ilogb(largest);
+    const int e = largest == 0 ? 0 : 6 - std::ilogb(largest);
     SplitTaps s;
     for (float t : mmaPass) {
         const float scaled = std::ldexp(t, e), high = float(cv::float16_t(scaled));
         s.high.push_back(high);
         s.low.push_back(float(cv::float16_t(scaled - high)));
+        if (std::fabs(double(scaled) - s.high.back() - s.low.back()) > std::ldexp(std::fabs(double(scaled)), -22))
+            return std::nullopt;
     }
-    for (float t : fmaPass) s.scaled.push_back(std::ldexp(t, -byteExponent - e));
+    for (float t : fmaPass) {
+        s.scaled.push_back(std::ldexp(t, -byteExponent - e));
+        if (t != 0 && !(std::fabs(s.scaled.back()) >= FLT_MIN && std::fabs(s.scaled.back()) <= FLT_MAX)) return std::nullopt;
+    }
     return s;
 }

@@ -1,173 +1,58 @@
 // Stand-alone model (not part of the project; runs without a GPU): rows-mma's and separable-mma's u8/u16
-// sums under a model of the H200's mma (f16 in, f32 sums), on tie_probe's cases, printed as tie_probe
-// prints them, so that the two outputs can be compared line for line.
+// sums under a model of the H200's mma (mma_variants_model.hpp), on tie_probe's cases, printed as
+// tie_probe prints them, so that the two outputs can be compared line for line.
 //
-// The mma model: the products are exact; each is aligned to the largest exponent among them and the
-// accumulator, and cut toward zero at 2^(top - 23 - g); the sum is rounded toward zero to f32. An f16
-// subnormal input counts with the smallest normal's exponent, 2^-14. `subnormal` feeds the bytes as
-// their own bits (b * 2^-24, as the variants did up to 6ab55a1), `normal` as b * 2^-10 (normalBytes).
-// The variants' structure as in cuda/src/conv2d: which products each mma sums, in which order (the
-// taps' low halves first), the f32 fma chain of the other pass, taps split as splitMmaTaps splits them.
-//
-// mma_variants_model G subnormal|normal IMAGES SIDE U16_TOP U8_TOP [gaussian]: kernel sizes 3, 9, 15, 1
-// and 4 channels (tie_probe's `few`); tie_probe's random positive kernels, or with `gaussian` the
-// preset's Gaussians (OpenCV's default sigma).
-#include "../bench-h200-2026-12-04e/mma_sum_model.hpp"
+// mma_variants_model G subnormal|normal IMAGES SIDE U16_TOP U8_TOP [KERNELS [float]]: the cut 2^(top - 23 -
+// G); the bytes as f16 subnormals or normal f16; kernel sizes 3, 9, 15, 1 and 4 channels (tie_probe's
+// `few`); KERNELS as probe_case.hpp's (random, the default; gaussian, the preset's Gaussians at OpenCV's
+// default sigma; signed; wide). Kernels the variants refuse are counted, not run. `float` also checks the
+// f32 output (the sums unrounded) by the float rule.
+#include "mma_variants_model.hpp"
 #include "../bench-h200-2026-12-04e/probe_case.hpp"
 #include <opencv2/core.hpp>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
-#include <vector>
-
-namespace {
-
-int g = 2;
-bool subnormalBytes = true;
-
-/// The bytes' exponent as they enter the mma: f16 subnormals (their own bits) or normal f16 (normalBytes).
-int byteExponent() { return subnormalBytes ? -24 : -10; }
-
-/// One mma's column: acc plus the products of `bytes` and `taps` (f16 values; 0 where outside the kernel).
-float mmaStep(float acc, const std::vector<int>& bytes, const std::vector<double>& taps)
-{
-    std::vector<Term> terms;
-    for (size_t i = 0; i < bytes.size(); ++i) {
-        const double product = std::ldexp(double(bytes[i]), byteExponent()) * taps[i];
-        terms.push_back({product, product == 0 ? 0 : subnormalBytes ? -14 + std::ilogb(taps[i]) : std::ilogb(product)});
-    }
-    return mmaSum(acc, terms, g);
-}
-
-/// The f32 pass: sum_j taps[j] * values[j], a multiply then an fma chain, taps in order.
-float fmaChain(const std::vector<float>& taps, const std::vector<float>& values)
-{
-    float sum = taps[0] * values[0];
-    for (size_t j = 1; j < taps.size(); ++j) sum = std::fmaf(taps[j], values[j], sum);
-    return sum;
-}
-
-/// One channel of an image, bordered by `margin` (reflect), as int.
-struct Plane {
-    cv::Mat values;
-    int margin;
-    int at(int y, int x) const { return values.at<int>(y + margin, x + margin); }
-};
-
-/// rows-mma's row sum of output column x on row y: u16 blocks of 8 pixels' low and high bytes at
-/// tile offsets -1, 0, 1 (rowPass); u8 blocks of 16 pixels, from the tile's pixel -16 and 0 (even
-/// tiles) or -8 and 8 (byteRowPass). Tiles of 8 pixels from column 0.
-float rowsMmaRowSum(const Plane& in, int y, int x, const SplitTaps& taps, bool u8)
-{
-    const int k = int(taps.high.size()), radius = k / 2, tile = x / 8 * 8;
-    float acc = 0;
-    for (int half = 1; half >= 0; --half) {
-        const std::vector<double>& t = half ? taps.low : taps.high;
-        const auto tap = [&](int pixel) { const int j = pixel - x + radius; return j >= 0 && j < k ? t[j] : 0.0; };
-        std::vector<int> bytes;
-        std::vector<double> tapsOfBytes;
-        if (u8) {
-            const int first = tile / 8 % 2 == 0 ? tile - 16 : tile - 8;
-            for (int block = 0; block < 2; ++block) {
-                bytes.clear(), tapsOfBytes.clear();
-                for (int q = 0; q < 16; ++q) {
-                    const int pixel = first + 16 * block + q;
-                    bytes.push_back(in.at(y, pixel));
-                    tapsOfBytes.push_back(tap(pixel));
-                }
-                acc = mmaStep(acc, bytes, tapsOfBytes);
-            }
-            continue;
-        }
-        for (int offset = -1; offset <= 1; ++offset) {
-            bytes.clear(), tapsOfBytes.clear();
-            for (int q = 0; q < 8; ++q) {
-                const int pixel = tile + 8 * offset + q, v = in.at(y, pixel);
-                bytes.push_back(v & 255), tapsOfBytes.push_back(tap(pixel));
-                bytes.push_back(v >> 8), tapsOfBytes.push_back(tap(pixel) * 256);
-            }
-            acc = mmaStep(acc, bytes, tapsOfBytes);
-        }
-    }
-    return acc;
-}
-
-/// separable-mma's column sum of output row y, column x: tiles of 16 rows from row 0, two chunks of
-/// 16 slice rows each; the taps' low halves first, then the low bytes' plane before the high bytes'
-/// (mmaColumnPass).
-float separableMmaColumnSum(const Plane& in, int y, int x, const SplitTaps& taps, bool u8)
-{
-    const int k = int(taps.high.size()), radius = k / 2, m = y % 16;
-    float acc = 0;
-    for (int half = 1; half >= 0; --half)
-        for (int plane = 0; plane < (u8 ? 1 : 2); ++plane)
-            for (int chunk = 0; chunk < 2; ++chunk) {
-                std::vector<int> bytes;
-                std::vector<double> tapsOfBytes;
-                for (int row = 0; row < 16; ++row) {
-                    const int j = 16 * chunk + row - m;  // the tap of slice row y - m + 16 chunk + row
-                    const bool inside = j >= 0 && j < k;
-                    const int v = inside ? in.at(y + j - radius, x) : 0;
-                    bytes.push_back(u8 ? v : plane ? v >> 8 : v & 255);
-                    tapsOfBytes.push_back(inside ? (half ? taps.low : taps.high)[j] * (plane ? 256 : 1) : 0.0);
-                }
-                acc = mmaStep(acc, bytes, tapsOfBytes);
-            }
-    return acc;
-}
-
-} // namespace
 
 int main(int argc, char** argv)
 {
     if (argc < 7) {
-        std::fprintf(stderr, "usage: mma_variants_model G subnormal|normal IMAGES SIDE U16_TOP U8_TOP [gaussian]\n");
+        std::fprintf(stderr, "usage: mma_variants_model G subnormal|normal IMAGES SIDE U16_TOP U8_TOP [KERNELS [float]]\n");
         return 2;
     }
-    g = std::atoi(argv[1]);
-    subnormalBytes = std::string(argv[2]) == "subnormal";
+    variants_model::g = std::atoi(argv[1]);
+    variants_model::subnormalBytes = std::string(argv[2]) == "subnormal";
     const int images = std::atoi(argv[3]), side = std::atoi(argv[4]), topU16 = std::atoi(argv[5]), topU8 = std::atoi(argv[6]);
-    const bool gaussian = argc > 7 && std::string(argv[7]) == "gaussian";
+    const ProbeKernels kernels = parseProbeKernels(argc > 7 ? argv[7] : "random");
+    const bool floatOutput = argc > 8 && std::string(argv[8]) == "float";
     for (const std::string variant : {"rows-mma", "separable-mma"})
         for (int depth : {CV_16U, CV_8U})
             for (int channels : {1, 4})
                 for (int k : {3, 9, 15}) {
-                    const bool u8 = depth == CV_8U;
+                    const bool u8 = depth == CV_8U, rows = variant == "rows-mma";
                     const int top = u8 ? topU8 : topU16;
                     ProbeTally tally;
                     for (int n = 0; n < images; ++n) {
-                        const ProbeCase probe = probeCase(depth, channels, k, n, side, top, gaussian);
-                        const cv::Mat& input = probe.input;
-                        const cv::Mat ref = kl::conv2dReference(input, probe.spec);
-                        const auto factors = kl::separateKernel(kl::effectiveKernel(probe.spec));
-                        const bool rows = variant == "rows-mma";
-                        const SplitTaps taps = rows ? splitTaps(factors->row, factors->column, byteExponent())
-                                                    : splitTaps(factors->column, factors->row, byteExponent());
-                        std::vector<cv::Mat> planes;
-                        cv::split(input, planes);
-                        for (int c = 0; c < channels; ++c) {
-                            Plane in{cv::Mat(), k / 2 + 24};
-                            cv::Mat bordered;
-                            cv::copyMakeBorder(planes[c], bordered, in.margin, in.margin, in.margin, in.margin, cv::BORDER_REFLECT);
-                            bordered.convertTo(in.values, CV_32S);
-                            // The mma pass for every row (rows-mma) or column (separable-mma) the other pass reads.
-                            const int radius = k / 2;
-                            cv::Mat mid(input.rows + (rows ? k - 1 : 0), input.cols + (rows ? 0 : k - 1), CV_32F);
-                            for (int y = 0; y < mid.rows; ++y)
-                                for (int x = 0; x < mid.cols; ++x)
-                                    mid.at<float>(y, x) = rows ? rowsMmaRowSum(in, y - radius, x, taps, u8)
-                                                               : separableMmaColumnSum(in, y, x - radius, taps, u8);
-                            for (int y = 0; y < input.rows; ++y)
-                                for (int x = 0; x < input.cols; ++x) {
-                                    std::vector<float> values(k);
-                                    for (int i = 0; i < k; ++i)
-                                        values[i] = rows ? mid.at<float>(y + i, x) : mid.at<float>(y, x + i);
-                                    const float sum = fmaChain(taps.scaled, values);
-                                    const int got = int(std::clamp(std::nearbyint(sum), 0.0f, u8 ? 255.0f : 65535.0f));
-                                    const int expected = u8 ? ref.ptr<uint8_t>(y)[x * channels + c] : ref.ptr<uint16_t>(y)[x * channels + c];
-                                    ++tally.elements;
-                                    if (got != expected) tally.addDiffering(probe, y, x, c);
-                                }
+                        ProbeCase probe = probeCase(depth, channels, k, n, side, top, kernels);
+                        const std::optional<SplitTaps> taps = variants_model::variantTaps(probe.spec, rows);
+                        if (!taps) {
+                            ++tally.refused;
+                            continue;
+                        }
+                        const cv::Mat sums = variants_model::variantSums(probe.input, probe.spec, *taps, rows);
+                        const cv::Mat ref = kl::conv2dReference(probe.input, probe.spec);
+                        for (int y = 0; y < sums.rows; ++y)
+                            for (int x = 0; x < sums.cols * channels; ++x) {
+                                const float sum = sums.ptr<float>(y)[x];
+                                const int got = int(std::clamp(std::nearbyint(sum), 0.0f, u8 ? 255.0f : 65535.0f));
+                                const int expected = u8 ? ref.ptr<uint8_t>(y)[x] : ref.ptr<uint16_t>(y)[x];
+                                ++tally.elements;
+                                if (got != expected) tally.addDiffering(probe, y, x / channels, x % channels);
+                            }
+                        if (floatOutput) {
+                            probe.spec.floatOutput = true;
+                            tally.addFloat(sums, kl::conv2dReference(probe.input, probe.spec));
                         }
                     }
                     tally.print(top, variant.c_str(), depth, channels, k);
