@@ -65,6 +65,26 @@ cv::Mat randomSeparableKernel(int rows, int cols, uint64_t seed)
     return randomKernel(rows, 1, true, seed) * randomKernel(1, cols, true, seed + 1);
 }
 
+/// A kernel factor (rows x 1 or 1 x cols): randomKernel's positive taps with random signs, sum |tap| = 1.
+cv::Mat signedFactor(int rows, int cols, uint64_t seed)
+{
+    cv::Mat_<float> taps = randomKernel(rows, cols, true, seed);
+    cv::RNG rng(seed + 1000);
+    for (float& tap : taps)
+        if (rng.uniform(0, 2) == 1) tap = -tap;
+    return std::move(taps);
+}
+
+/// A kernel factor of positive taps 2^-u, u uniform in [0, 8.5), summing to 1: they spread over nearly
+/// all of the 2^9 below the largest that the tensor-core variants take.
+cv::Mat wideFactor(int rows, int cols, uint64_t seed)
+{
+    cv::Mat_<float> taps(rows, cols);
+    cv::RNG rng(seed);
+    for (float& tap : taps) tap = std::exp2(-rng.uniform(0.0f, 8.5f));
+    return taps / cv::sum(taps)[0];
+}
+
 /// The border value in input units, inside the range of the depth.
 double borderValueFor(int depth)
 {
@@ -108,6 +128,23 @@ float smallestTapMagnitude(const cv::Mat_<float>& taps)
 cv::Mat darkImage(int k, int depth, int channels, uint64_t seed)
 {
     return kltest::randomImage(k == 3 ? 2003 : 1021, k == 3 ? 521 : 263, depth, channels, seed) / 16;
+}
+
+/// The tensor-core variants' cases for taps unlike the tests' positive random ones: at 3x3 and 15x15,
+/// on 1, 3 and 4 channels of 1021x263 full-range images, rank-1 kernels of signed factors and of wide
+/// factors (signedFactor, wideFactor), each with integer and f32 output, through
+/// `check(input, spec, streams, floatOutput)`.
+template <typename Check>
+void checkSignedAndWideTaps(int depth, uint64_t& seed, const Check& check)
+{
+    for (int k : {3, 15})
+        for (int channels : kChannels)
+            for (auto factor : {signedFactor, wideFactor})
+                for (bool floatOutput : {false, true}) {
+                    const cv::Mat input = kltest::randomImage(1021, 263, depth, channels, ++seed);
+                    const cv::Mat kernel = factor(k, 1, seed) * factor(1, k, seed + 1);
+                    check(input, makeSpec(kernel, BorderMode::Reflect101, depth, seed % 2 == 0), 1, floatOutput);
+                }
 }
 
 /// Whether a tensor-core pass (separable-mma's column pass, rows-mma's row pass) holds every tap of
@@ -410,17 +447,20 @@ private slots:
     // cores, in another order): random rank-1 taps of every compiled size, u8/u16 with integer and
     // f32 output, 1, 3 and 4 channels, every border (the constant one at a value the depth holds),
     // sizes from 1x1 to several bands, all-maximum images; then images of several strips with a
-    // partial last strip and step, on 3 streams; then dark images (darkImage). The random-input bound
-    // on differences near ties holds for each depth's cases together: on images of a few elements, one
-    // case's "1 + 1%" is stricter than the rate it bounds. It refuses what it cannot hold exactly.
+    // partial last strip and step, on 3 streams; then dark images (darkImage); then taps of mixed signs
+    // and taps spread over the 2^9 it takes (checkSignedAndWideTaps), with integer and f32 output. The
+    // random-input bound on differences near ties holds for each depth's cases together: on images of a
+    // few elements, one case's "1 + 1%" is stricter than the rate it bounds. It refuses what it cannot
+    // hold exactly.
     void separableMmaMatchesReference()
     {
         if (engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
             QSKIP("separable-mma needs compute capability 8.0 or newer and device code built for it");
         uint64_t seed = 50000;
         kl::Verdict total;
-        const auto check = [&](const cv::Mat& input, Conv2DSpec spec, int streams) {
-            spec.floatOutput = seed % 5 == 0;
+        // f32 output where `floatOutput` says, else in one case of 5 (by seed)
+        const auto check = [&](const cv::Mat& input, Conv2DSpec spec, int streams, std::optional<bool> floatOutput = {}) {
+            spec.floatOutput = floatOutput.value_or(seed % 5 == 0);
             const cv::Mat gpu = run(input, spec, "separable-mma", streams, HostMemory::Pinned);
             const kl::Verdict verdict = kl::acceptConv2D(gpu, kl::conv2dReference(input, spec), input, spec);
             QVERIFY2(verdict.passed(), kltest::msg(describe(input, spec, "separable-mma") + ": " + verdict.failure));
@@ -452,6 +492,7 @@ private slots:
                     const cv::Mat input = darkImage(k, depth, channels, ++seed);
                     check(input, makeSpec(randomSeparableKernel(k, k, seed), BorderMode::Reflect, depth, seed % 2 == 0), 1);
                 }
+            checkSignedAndWideTaps(depth, seed, check);
             kl::applyRandomInputNearTieBound(total, depth);
             QVERIFY2(total.passed(), kltest::msg(kl::depthName(depth) + " results, all cases: " + total.failure));
         }
@@ -472,7 +513,8 @@ private slots:
     // f32 output, every border (the constant one at an image value), sizes from 1x1 (narrower than a
     // band, both edges in one) to several bands with a partial last one, all-maximum images; then images
     // of several strips with a partial last batch on 1 and 3 streams, which agree bit for bit; then dark
-    // images (darkImage). It refuses what it cannot hold exactly.
+    // images (darkImage); then taps of mixed signs and taps spread over the 2^9 it takes
+    // (checkSignedAndWideTaps), with integer and f32 output. It refuses what it cannot hold exactly.
     void rowsMmaMatchesReference()
     {
         if (engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
@@ -480,8 +522,9 @@ private slots:
         uint64_t seed = 52000;
         kl::Verdict total[2];  // u8, u16
         cv::Mat gpu;
-        const auto check = [&](const cv::Mat& input, Conv2DSpec spec, int streams) {
-            spec.floatOutput = seed % 5 == 0;
+        // f32 output where `floatOutput` says, else in one case of 5 (by seed)
+        const auto check = [&](const cv::Mat& input, Conv2DSpec spec, int streams, std::optional<bool> floatOutput = {}) {
+            spec.floatOutput = floatOutput.value_or(seed % 5 == 0);
             gpu = run(input, spec, "rows-mma", streams, HostMemory::Pinned);
             const kl::Verdict verdict = kl::acceptConv2D(gpu, kl::conv2dReference(input, spec), input, spec);
             QVERIFY2(verdict.passed(), kltest::msg(describe(input, spec, "rows-mma") + ": " + verdict.failure));
@@ -517,6 +560,7 @@ private slots:
                     check(input, makeSpec(randomSeparableKernel(k, k, seed), BorderMode::Reflect, depth, seed % 2 == 0), 1);
                 }
             }
+        for (int depth : {CV_16U, CV_8U}) checkSignedAndWideTaps(depth, seed, check);
         kl::applyRandomInputNearTieBound(total[0], CV_8U);
         QVERIFY2(total[0].passed(), kltest::msg("u8 results, all cases: " + total[0].failure));
         kl::applyRandomInputNearTieBound(total[1], CV_16U);
