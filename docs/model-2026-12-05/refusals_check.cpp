@@ -1,6 +1,6 @@
 // Stand-alone check (not part of the project; runs without a GPU): which kernels rows-mma and
-// separable-mma refuse, as the model decides (its copy of splitMmaTaps' rule, mma_sum_model.hpp's
-// splitTaps) and as the project does (kl::gpu::whyNotApplicable on an H200's description, which needs
+// separable-mma refuse, as the model decides (its copy of splitMmaTaps' rule, variantTaps in
+// mma_variants_model.hpp) and as the project does (kl::gpu::whyNotApplicable on an H200's description, which needs
 // no GPU):
 // 1. the probe's kernel classes, 50 seeds each at every compiled size: the two must agree;
 // 2. the kernels of tst_conv2d_gpu's checkSignedAndWideTaps (signedFactor and wideFactor are
@@ -10,14 +10,15 @@
 // Built against build-h200:
 //   g++ -std=c++17 -O2 -Icore/include -Icuda/include -I/usr/include/opencv4 docs/model-2026-12-05/refusals_check.cpp
 //     -Lbuild-h200/core -Lbuild-h200/cuda -lkernellab_cuda -lkernellab_core -lopencv_core -lopencv_imgproc -o refusals_check
-#include "../bench-h200-2026-12-04e/mma_sum_model.hpp"
 #include "../bench-h200-2026-12-04e/probe_case.hpp"
+#include "../bench-h200-2026-12-04f/mma_variants_model.hpp"
 #include "kernellab/gpu/engine.hpp"
 #include <cstdio>
 #include <string>
 
 int main()
 {
+    variants_model::subnormalBytes = false;  // the code since 2cc7ace
     kl::gpu::DeviceInfo h200;
     h200.name = "NVIDIA H200 (description only)";
     h200.computeMajor = 9;
@@ -37,10 +38,7 @@ int main()
                 for (int k : kl::gpu::kConv2dCompiledSizes)
                     for (int n = 0; n < 50; ++n) {
                         const ProbeCase c = probeCase(depth, 1, k, n, 64, 100, parseProbeKernels(kernels));
-                        const auto factors = kl::separateKernel(kl::effectiveKernel(c.spec));
-                        const bool rows = std::string(variant) == "rows-mma";
-                        const bool model = factors && (rows ? splitTaps(factors->row, factors->column, -10)
-                                                            : splitTaps(factors->column, factors->row, -10));
+                        const bool model = variants_model::variantTaps(c.spec, std::string(variant) == "rows-mma").has_value();
                         const bool project = projectTakes(variant, c.input, c.spec);
                         (model == project ? agree : disagree)++;
                         refused += !project;
