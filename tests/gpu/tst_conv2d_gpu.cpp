@@ -324,10 +324,23 @@ class TestConv2dGpu : public QObject {
     /// Whether rows-mma runs `spec` on `input` (tensorCoreApplies on the row taps); elsewhere it is an
     /// InvalidArgument.
     bool rowsMmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const { return tensorCoreApplies(input, spec, true); }
+    /// Whether direct-mma runs `spec` on `input` (a u8 image, a square kernel of size 3, 5, 7 or 9 whose taps
+    /// two f16 halves hold, a constant border value u8 holds, compute capability 8.0 or newer and device
+    /// code built for it); elsewhere it is an InvalidArgument.
+    bool directMmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
+    {
+        const cv::Mat_<float> kernel = kl::effectiveKernel(spec);
+        const double v = spec.borderValue;
+        const bool border = spec.border != BorderMode::Constant || (v == std::floor(v) && v >= 0 && v <= 255);
+        return input.depth() == CV_8U && kernel.rows == kernel.cols && kernel.rows <= 9 && compiledSize(kernel.rows) &&
+               border && engine_->device().computeMajor >= 8 && engine_->device().deviceCodeArchitecture >= 800 &&
+               tapsSplitInF16(std::vector<float>(kernel.begin(), kernel.end()));
+    }
     bool applies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const
     {
         if (variant == "separable-mma") return mmaApplies(input, spec);
         if (variant == "rows-mma") return rowsMmaApplies(input, spec);
+        if (variant == "direct-mma") return directMmaApplies(input, spec);
         if (variant == "separable") return isSeparable(spec);
         if (variant == "separable-tiles")
             return isSeparable(spec) && spec.kernel.rows == spec.kernel.cols && compiledSize(spec.kernel.rows);
@@ -577,6 +590,72 @@ private slots:
         Conv2DSpec heldNot = makeSpec(randomSeparableKernel(5, 5, 57), BorderMode::Constant, CV_16U);
         heldNot.borderValue = 0.5;
         KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'rows-mma' needs", run(u16, heldNot, "rows-mma"));
+    }
+
+    // direct-mma against the reference under the acceptance rule (every kernel row sums on tensor cores):
+    // random taps of each size it takes, positive and of both signs, on u8 images of 1, 3 and 4 channels,
+    // integer and f32 output, every border (the constant one at an image value), sizes from 1x1 (narrower
+    // than a band, both edges in one) to several bands and strips with a partial last batch, all-maximum
+    // images; 1 and 3 streams agree bit for bit; then dark images (darkImage) and taps spread over the
+    // 2^9 it takes (wideFactor). It refuses what it cannot hold exactly.
+    void directMmaMatchesReference()
+    {
+        if (engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
+            QSKIP("direct-mma needs compute capability 8.0 or newer and device code built for it");
+        uint64_t seed = 54000;
+        kl::Verdict total;
+        cv::Mat gpu;
+        const auto check = [&](const cv::Mat& input, Conv2DSpec spec, int streams, bool floatOutput) {
+            spec.floatOutput = floatOutput;
+            gpu = run(input, spec, "direct-mma", streams, HostMemory::Pinned);
+            const kl::Verdict verdict = kl::acceptConv2D(gpu, kl::conv2dReference(input, spec), input, spec);
+            QVERIFY2(verdict.passed(), kltest::msg(describe(input, spec, "direct-mma") + ": " + verdict.failure));
+            if (!floatOutput) total.elements += verdict.elements, total.nearTies += verdict.nearTies;
+        };
+        for (int channels : kChannels)
+            for (int k : {3, 5, 7, 9}) {
+                // 9001 x 19: one band, strips of the fewest rows
+                for (const auto& [rows, cols] : {std::pair<int, int>{1, 1}, {4, 5}, {61, 97}, {37, 531}, {9001, 19}})
+                    for (BorderMode border : kBorders) {
+                        cv::Mat input = kltest::randomImage(rows, cols, CV_8U, channels, ++seed);
+                        if (seed % 7 == 0) input.setTo(cv::Scalar::all(255));
+                        Conv2DSpec spec = makeSpec(seed % 3 == 0 ? signedFactor(k, k, seed) : randomKernel(k, k, true, seed),
+                                                   border, CV_8U, seed % 2 == 0);
+                        spec.borderValue = 153;
+                        check(input, spec, 1, seed % 5 == 0);
+                    }
+                const cv::Mat input = kltest::randomImage(1021, 263, CV_8U, channels, ++seed);
+                const Conv2DSpec spec = makeSpec(randomKernel(k, k, true, seed), BorderMode::Wrap, CV_8U, seed % 2 == 0);
+                check(input, spec, 1, false);
+                const cv::Mat one = gpu;
+                check(input, spec, 3, false);
+                QVERIFY2(kltest::bitwiseEqual(one, gpu), kltest::msg(describe(input, spec, "direct-mma") + ": 3 streams differ from 1"));
+                ++seed;
+                check(darkImage(k, CV_8U, channels, seed), makeSpec(randomKernel(k, k, true, seed), BorderMode::Reflect, CV_8U), 1,
+                      false);
+                for (bool floatOutput : {false, true}) {
+                    ++seed;
+                    check(kltest::randomImage(1021, 263, CV_8U, channels, seed),
+                          makeSpec(wideFactor(k, k, seed), BorderMode::Reflect101, CV_8U), 1, floatOutput);
+                }
+            }
+        kl::applyRandomInputNearTieBound(total, CV_8U);
+        QVERIFY2(total.passed(), kltest::msg("u8 results, all cases: " + total.failure));
+        const cv::Mat u8 = kltest::randomImage(16, 16, CV_8U, 1, 55);
+        const cv::Mat u16 = kltest::randomImage(16, 16, CV_16U, 1, 56);
+        const Conv2DSpec fiveByFive = makeSpec(randomKernel(5, 5, true, 57), BorderMode::Replicate, CV_8U);
+        QCOMPARE(directMmaApplies(u16, fiveByFive), false);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'direct-mma' needs", run(u16, fiveByFive, "direct-mma"));
+        const Conv2DSpec fifteen = makeSpec(randomKernel(15, 15, true, 58), BorderMode::Replicate, CV_8U);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'direct-mma' needs", run(u8, fifteen, "direct-mma"));
+        cv::Mat_<float> tiny = cv::Mat_<float>::ones(3, 3);
+        tiny(1, 2) = 1e-4f;
+        const Conv2DSpec tinyTap = makeSpec(tiny, BorderMode::Reflect101, CV_8U);
+        QCOMPARE(directMmaApplies(u8, tinyTap), false);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'direct-mma' needs", run(u8, tinyTap, "direct-mma"));
+        Conv2DSpec heldNot = makeSpec(randomKernel(5, 5, true, 59), BorderMode::Constant, CV_8U);
+        heldNot.borderValue = 0.5;
+        KL_VERIFY_THROWS(kl::InvalidArgument, "variant 'direct-mma' needs", run(u8, heldNot, "direct-mma"));
     }
 
     // u8/u16 in, f32 out (signed derivative filters).
@@ -1255,8 +1334,9 @@ private slots:
                 continue;
             if (variant == "separable-tiles" && !compiledSize(kernelSize)) continue;
             // separableMmaMatchesReference runs separable-mma's constant border on values u8 holds, and
-            // rowsMmaMatchesReference rows-mma on several streams
+            // rowsMmaMatchesReference rows-mma on several streams; direct-mma takes kernels up to 9x9
             if (variant == "rows-mma" || (variant == "separable-mma" && !mmaApplies(input, separable))) continue;
+            if (variant == "direct-mma" && !directMmaApplies(input, nonSeparable)) continue;
             const bool rankOne = variant == "separable" || variant == "separable-tiles" || variant == "separable-mma";
             const Conv2DSpec& spec = rankOne ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);

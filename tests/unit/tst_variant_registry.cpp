@@ -53,7 +53,7 @@ private slots:
     {
         const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
             {"conv2d", {"naive", "constant", "shared", "tma", "separable", "separable-tiles", "separable-mma", "rows-mma",
-                        "integer", "dp4a", "dp2a", "staged-rows"}},
+                        "direct-mma", "integer", "dp4a", "dp2a", "staged-rows"}},
             {"conv1d", {"naive", "shared", "fft"}},
             {"histogram", {"global-atomics", "shared", "optimized", "tma"}},
             {"transpose", {"naive", "tiled", "tiled-padded", "optimized"}}};
@@ -73,7 +73,7 @@ private slots:
         const cv::Mat image = kltest::randomImage(17, 13, CV_8U, 1, 1);
         KL_VERIFY_THROWS(kl::InvalidArgument,
                          "conv2d variant: 'warp' is not one of auto, naive, constant, shared, tma, separable, separable-tiles, "
-                         "separable-mma, rows-mma, integer, dp4a, dp2a, staged-rows",
+                         "separable-mma, rows-mma, direct-mma, integer, dp4a, dp2a, staged-rows",
                          whyNotApplicable("warp", image, spec(kl::Conv2DPreset::Gaussian, 5), device(9, 0)));
         KL_VERIFY_THROWS(kl::InvalidArgument, "histogram variant: 'fast' is not one of auto, global-atomics",
                          whyNotApplicable("fast", image, kl::HistogramSpec{}, device(9, 0)));
@@ -97,7 +97,8 @@ private slots:
 
         for (const std::string& v : kl::gpu::variants("conv2d"))
             QCOMPARE(whyNotApplicable(v, f32, gaussian5, hopper).empty(),
-                     v != "integer" && v != "dp4a" && v != "dp2a" && v != "separable-mma" && v != "rows-mma");
+                     v != "integer" && v != "dp4a" && v != "dp2a" && v != "separable-mma" && v != "rows-mma" &&
+                         v != "direct-mma");
         QCOMPARE(whyNotApplicable("tma", f32, gaussian5, hopper), std::string());
         const std::string oldGpu = whyNotApplicable("tma", f32, gaussian5, ampere);
         QVERIFY2(oldGpu.find("needs a 32-bit float") == 0 && oldGpu.find("compute capability 8.0") != std::string::npos,
@@ -121,6 +122,12 @@ private slots:
         QVERIFY(whyNotApplicable("dp4a", u8, sigma13, hopper).find("a 5x5 kernel with other taps") != std::string::npos);
         const cv::Mat u16 = kltest::randomImage(31, 29, CV_16U, 1, 5);
         QCOMPARE(whyNotApplicable("dp2a", u16, sharpen, ampere), std::string());
+        // direct-mma: u8 square kernels up to 9x9 from compute capability 8.0.
+        QCOMPARE(whyNotApplicable("direct-mma", u8, sharpen, ampere), std::string());
+        QVERIFY(whyNotApplicable("direct-mma", u16, sharpen, hopper).find("needs a u8 image") == 0);
+        QVERIFY(whyNotApplicable("direct-mma", u8, sharpen, device(7, 5)).find("compute capability 7.5") != std::string::npos);
+        QVERIFY(whyNotApplicable("direct-mma", u8, spec(kl::Conv2DPreset::Gaussian, 15), hopper).find("a 15x15 kernel") !=
+                std::string::npos);
         QVERIFY(whyNotApplicable("dp2a", u8, sharpen, hopper).find("needs a 16-bit image") == 0);
         // Taps whose magnitudes sum past 64 could take a u16 sum past 2^22, where f32 is no longer exact;
         // 8 times ones is ones with a factor of 8, 8s around a 9 neither.

@@ -5,7 +5,7 @@
 // choice, and the chunked run. The variants live in one .cu per family, each with
 // its kernels and constant memory: conv2d_direct.cu (naive, constant), conv2d_tiled.cu (shared,
 // tma), conv2d_separable.cu (separable, separable-tiles, separable-mma, integer, staged-rows),
-// conv2d_rows_mma.cu (rows-mma), conv2d_dp4a.cu (dp4a, dp2a).
+// conv2d_rows_mma.cu (rows-mma), conv2d_direct_mma.cu (direct-mma), conv2d_dp4a.cu (dp4a, dp2a).
 //
 // auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
@@ -196,7 +196,7 @@ size_t Conv2dRun::sliceStart(int chunk) const { return size_t(chunk) * size_t(ro
 const VariantRegistry<Conv2dProblem, Conv2dLaunch>& conv2dVariants()
 {
     static const VariantRegistry<Conv2dProblem, Conv2dLaunch> registry(
-        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), separableMmaConv2d(), rowsMmaConv2d(), integerConv2d(), dp4aConv2d(), dp2aConv2d(), stagedRowsConv2d()},
+        "conv2d", {naiveConv2d(), constantConv2d(), sharedConv2d(), tmaConv2d(), separableConv2d(), separableTilesConv2d(), separableMmaConv2d(), rowsMmaConv2d(), directMmaConv2d(), integerConv2d(), dp4aConv2d(), dp2aConv2d(), stagedRowsConv2d()},
         autoConv2d);
     return registry;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The tensor-core product and byte planes conv2d's mma variants share (separable-mma, rows-mma). Each
+// The tensor-core product and byte planes conv2d's mma variants share (separable-mma, rows-mma, direct-mma). Each
 // variant's fragments hold exact f16 values: input bytes as normal f16 (normalBytes) and taps as two
 // f16 halves (splitMmaTaps), so the products are exact in the f32 sums.
 #include "conv2d_variants.hpp"
@@ -44,6 +44,23 @@ template <bool Transpose> __device__ void loadMatrices(const uint16_t* row, uint
                      : "r"(address)
                      : "memory");
 }
+
+/// N sets of a variant's taps as mma B fragments (16 x 8, k x n), b[j][h] for set j and half h
+/// (splitMmaTaps' high, then low), register 0 k 0 .. 7 and register 1 k 8 .. 15: register r of lane l
+/// at index ((j * 2 + h) * 2 + r) * 32 + l of `fragments`, so that a warp loads each in one transaction.
+template <int N> struct TapFragments {
+    uint32_t b[N][2][2];
+    __device__ explicit TapFragments(const uint32_t* fragments)
+    {
+        const int lane = threadIdx.x % 32;
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int r = 0; r < 2; ++r) b[j][h][r] = __ldg(fragments + ((j * 2 + h) * 2 + r) * 32 + lane);
+    }
+};
 
 /// d += a * b (m16n8k16, f16 in, f32 sums).
 __device__ void mmaAccumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)

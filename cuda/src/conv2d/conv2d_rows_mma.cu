@@ -133,24 +133,10 @@ template <int CN> struct InterleavedLane {
 
 __constant__ float cRowsMmaColumnTaps[kRowsMmaMaxSize];  // the column taps, SplitTaps::scaled
 
-/// The row taps as mma B fragments (16 x 8, k x n), loaded from `fragments` (rowTapFragments):
-/// b[o][h] for block offset d = o + RowsMmaShape::firstOffset and half h (splitMmaTaps' high, then low),
-/// register 0 k 0 .. 7 and register 1 k 8 .. 15: B[k][n] = row tap p(k) - n + 8d + K/2 (times 2^8
-/// where place k holds a high byte), 0 outside the kernel, with p(k) the block's pixel in place k
-/// (rowsMmaPlace).
-template <int Offsets> struct RowTapFragments {
-    uint32_t b[Offsets][2][2];
-    __device__ explicit RowTapFragments(const uint32_t* fragments)
-    {
-        const int lane = threadIdx.x % 32;
-#pragma unroll
-        for (int d = 0; d < Offsets; ++d)
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-                for (int r = 0; r < 2; ++r) b[d][h][r] = __ldg(fragments + ((d * 2 + h) * 2 + r) * 32 + lane);
-    }
-};
+/// The row taps as mma B fragments (TapFragments, rowTapFragments): set o for block offset d = o +
+/// RowsMmaShape::firstOffset, B[k][n] = row tap p(k) - n + 8d + K/2 (times 2^8 where place k holds a
+/// high byte), 0 outside the kernel, with p(k) the block's pixel in place k (rowsMmaPlace).
+template <int Offsets> using RowTapFragments = TapFragments<Offsets>;
 
 /// The pixel of an input block and the byte plane (0 low, 1 high) that place k (0 .. 15) of its A
 /// fragment holds, lane q's registers holding places 2q, 2q + 1 and 2q + 8, 2q + 9. u16 blocks of 8
@@ -634,9 +620,8 @@ template <typename F> void withRowsMmaKernel(const Conv2dRun& run, F&& f)
     });
 }
 
-/// RowTapFragments' registers for a K x K kernel on `channels` channels of Shape (a RowsMmaShape):
-/// register r of lane l at index ((o * 2 + h) * 2 + r) * 32 + l, so that a warp loads each in one
-/// transaction.
+/// RowTapFragments' registers for a K x K kernel on `channels` channels of Shape (a RowsMmaShape), in
+/// TapFragments' order.
 template <typename Shape> std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k, int channels)
 {
     std::vector<uint32_t> fragments;
@@ -665,9 +650,7 @@ void prepareRowsMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& c
         run.stagedSlots = residentBlocks(kernel, S::threads, S::sharedBytes, run.multiprocessors);
         fragments = rowTapFragments<S>(taps, run.kCols, run.channels);
     });
-    const size_t bytes = fragments.size() * sizeof(uint32_t);
-    run.mmaFragments = static_cast<uint32_t*>(cache.device("conv2d.mma-fragments", bytes));
-    KL_CUDA_TRY(cudaMemcpyAsync(run.mmaFragments, fragments.data(), bytes, cudaMemcpyHostToDevice, stream));
+    uploadMmaFragments(fragments, run, cache, stream);
     copyToSymbol(cRowsMmaColumnTaps, taps.scaled, stream);
     KL_CUDA_TRY(cudaStreamSynchronize(stream));  // the taps are pageable and about to go
 }

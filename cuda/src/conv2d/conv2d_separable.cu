@@ -393,9 +393,7 @@ void prepareSeparableMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCac
     });
     const SplitTaps taps = *splitMmaTaps(problem.factors->column, problem.factors->row);
     const std::vector<uint32_t> fragments = mmaTapFragments(taps, run.inDepth == CV_8U ? 1 : 2);
-    const size_t bytes = fragments.size() * sizeof(uint32_t);
-    run.mmaFragments = static_cast<uint32_t*>(cache.device("conv2d.mma-fragments", bytes));
-    KL_CUDA_TRY(cudaMemcpyAsync(run.mmaFragments, fragments.data(), bytes, cudaMemcpyHostToDevice, stream));
+    uploadMmaFragments(fragments, run, cache, stream);
     copyToSymbol(cRowTaps, taps.scaled, stream);
     KL_CUDA_TRY(cudaStreamSynchronize(stream));  // the taps are pageable and about to go
 }
@@ -550,6 +548,13 @@ uint16_t mmaTapBits(const SplitTaps& taps, int half, int plane, int i)
 {
     const float tap = i >= 0 && i < int(taps.high.size()) ? (half ? taps.low : taps.high)[size_t(i)] * (plane ? 256.0f : 1.0f) : 0.0f;
     return __half_raw(__float2half_rn(tap)).x;
+}
+
+void uploadMmaFragments(const std::vector<uint32_t>& fragments, Conv2dRun& run, BufferCache& cache, cudaStream_t stream)
+{
+    const size_t bytes = fragments.size() * sizeof(uint32_t);
+    run.mmaFragments = static_cast<uint32_t*>(cache.device("conv2d.mma-fragments", bytes));
+    KL_CUDA_TRY(cudaMemcpyAsync(run.mmaFragments, fragments.data(), bytes, cudaMemcpyHostToDevice, stream));
 }
 
 Conv2dVariant separableConv2d()

@@ -105,12 +105,14 @@ struct Conv2dRun {
     std::byte* out = nullptr;
     float* mid = nullptr;   ///< separable (two passes): the row pass's f32 result per slice element
     float* taps = nullptr;  ///< naive: the taps in global memory
-    uint32_t* mmaFragments = nullptr;  ///< separable-mma, rows-mma: the taps as mma fragments
+    uint32_t* mmaFragments = nullptr;  ///< separable-mma, rows-mma, direct-mma: the taps as mma fragments
     size_t inPitch = 0, outPitch = 0;  ///< bytes from one device row to the next
     int rows = 0, cols = 0, channels = 0, inDepth = 0, outDepth = 0, kRows = 0, kCols = 0;
     BorderMode border = BorderMode::Replicate;
     float borderValue = 0;
-    float tapScale = 1;  ///< dp4a, dp2a, integer: the kernel's common factor over its integer taps (1: none)
+    /// dp4a, dp2a, integer: the kernel's common factor over its integer taps (1: none); direct-mma: the
+    /// power of two that undoes its taps' and bytes' scales.
+    float tapScale = 1;
     bool dyadicTaps = false;  ///< integer: IntegerTaps::dyadic (the lanes round as bytes)
     bool unitColumnTaps = false;  ///< integer: every column tap is 1, as a box's (running column sums)
     int rowsPerChunk = 0, chunks = 0;
@@ -128,6 +130,10 @@ struct Conv2dRun {
     [[nodiscard]] std::pair<int, int> strip(int chunk) const;  ///< output rows [first, second)
     [[nodiscard]] size_t sliceStart(int chunk) const;          ///< the slice's first row in `in`
 };
+
+/// Copies `fragments` (an mma variant's taps) into the run's device buffer for them, run.mmaFragments, on
+/// `stream`; the caller keeps `fragments` until the stream has done so (conv2d_separable.cu).
+void uploadMmaFragments(const std::vector<uint32_t>& fragments, Conv2dRun& run, BufferCache& cache, cudaStream_t stream);
 
 /// What the host side calls to run a variant.
 struct Conv2dLaunch {
@@ -155,6 +161,7 @@ Conv2dVariant separableConv2d();  // conv2d_separable.cu
 Conv2dVariant separableTilesConv2d();  // conv2d_separable.cu
 Conv2dVariant separableMmaConv2d();  // conv2d_separable.cu
 Conv2dVariant rowsMmaConv2d();    // conv2d_rows_mma.cu
+Conv2dVariant directMmaConv2d();  // conv2d_direct_mma.cu
 Conv2dVariant integerConv2d();    // conv2d_separable.cu
 Conv2dVariant stagedRowsConv2d();  // conv2d_separable.cu
 Conv2dVariant dp4aConv2d();       // conv2d_dp4a.cu
