@@ -13,8 +13,9 @@
 #include <stdexcept>
 #include <string>
 
-/// Which kernels a probe's cases take (probe_kernels.hpp; the Gaussian is OpenCV's default sigma).
-enum class ProbeKernels { Random, Gaussian, Signed, Wide };
+/// Which kernels a probe's cases take (probe_kernels.hpp; the Gaussian is OpenCV's default sigma). All but
+/// dense are rank 1; dense is positiveRandomKernel's taps over the whole k x k (full rank, for direct-mma).
+enum class ProbeKernels { Random, Gaussian, Signed, Wide, Dense };
 
 inline ProbeKernels parseProbeKernels(const std::string& name)
 {
@@ -22,7 +23,8 @@ inline ProbeKernels parseProbeKernels(const std::string& name)
     if (name == "gaussian") return ProbeKernels::Gaussian;
     if (name == "signed") return ProbeKernels::Signed;
     if (name == "wide") return ProbeKernels::Wide;
-    throw std::invalid_argument("kernels are random, gaussian, signed or wide, not '" + name + "'");
+    if (name == "dense") return ProbeKernels::Dense;
+    throw std::invalid_argument("kernels are random, gaussian, signed, wide or dense, not '" + name + "'");
 }
 
 struct ProbeCase {
@@ -30,8 +32,8 @@ struct ProbeCase {
     kl::Conv2DSpec spec;
 };
 
-/// Image n of a case: (side + n) x (side - n) uniform values below `top`, reflect border, a rank-1 k x k
-/// kernel of the class `kernels`, seeded by the case.
+/// Image n of a case: (side + n) x (side - n) uniform values below `top`, reflect border, a k x k kernel
+/// of the class `kernels`, seeded by the case.
 inline ProbeCase probeCase(int depth, int channels, int k, int n, int side, int top, ProbeKernels kernels)
 {
     const uint64_t seed = 1000 * k + 100 * channels + n + (depth == CV_8U ? 50000 : 0);
@@ -47,10 +49,11 @@ inline ProbeCase probeCase(int depth, int channels, int k, int n, int side, int 
         }
         case ProbeKernels::Signed: return signedRandomKernel(rows, cols, factorSeed);
         case ProbeKernels::Wide: return wideRandomKernel(rows, cols, factorSeed);
+        case ProbeKernels::Dense: break;
         }
         return {};
     };
-    c.spec.kernel = factor(k, 1, seed) * factor(1, k, seed + 7);
+    c.spec.kernel = kernels == ProbeKernels::Dense ? positiveRandomKernel(k, k, seed) : cv::Mat(factor(k, 1, seed) * factor(1, k, seed + 7));
     c.spec.border = kl::BorderMode::Reflect;
     return c;
 }

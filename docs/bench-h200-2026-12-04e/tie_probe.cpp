@@ -1,12 +1,14 @@
 // Stand-alone probe (not part of the project): how far from a tie the u8/u16 outputs of the tensor-core
 // variants lie where they differ from the reference, relative to sum|K * in|.
-// tie_probe [images [side [u16 top u8 top [few|all [KERNELS [float]]]]]]: images of values below the tops
-// (default the full ranges); `few` takes kernel sizes 3, 9, 15 and 1 and 4 channels only; KERNELS as
-// probe_case.hpp's (random, the default; gaussian; signed; wide), kernels a variant refuses counted;
-// `float` also runs each case with f32 output and checks it by the float rule.
+// tie_probe [images [side [u16 top u8 top [few|all [KERNELS [float|int [VARIANTS]]]]]]]: images of values
+// below the tops (default the full ranges); `few` takes kernel sizes 3, 9, 15 and 1 and 4 channels only;
+// KERNELS as probe_case.hpp's (random, the default; gaussian; signed; wide; dense), kernels a variant
+// refuses counted; `float` also runs each case with f32 output and checks it by the float rule; VARIANTS
+// a comma list (default rows-mma,separable-mma; direct-mma takes u8 up to 9x9 and dense kernels too).
 #include "kernellab/gpu/engine.hpp"
 #include "probe_case.hpp"
 #include <opencv2/core.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,10 +19,13 @@ int main(int argc, char** argv)
     const bool few = argc > 5 && std::string(argv[5]) == "few";
     const ProbeKernels kernels = parseProbeKernels(argc > 6 ? argv[6] : "random");
     const bool floatOutput = argc > 7 && std::string(argv[7]) == "float";
+    std::vector<std::string> variants;
+    std::istringstream list(argc > 8 ? argv[8] : "rows-mma,separable-mma");
+    for (std::string name; std::getline(list, name, ',');) variants.push_back(name);
     const std::vector<int> sizes = few ? std::vector<int>{3, 9, 15} : std::vector<int>{3, 5, 9, 15};
     const std::vector<int> channelCounts = few ? std::vector<int>{1, 4} : std::vector<int>{1, 3, 4};
     kl::gpu::Engine engine;
-    for (const char* variant : {"rows-mma", "separable-mma"})
+    for (const std::string& variant : variants)
         for (int depth : {CV_16U, CV_8U})
             for (int channels : channelCounts)
                 for (int k : sizes) {
@@ -51,6 +56,6 @@ int main(int argc, char** argv)
                             tally.addFloat(gpu, kl::conv2dReference(c.input, c.spec));
                         }
                     }
-                    tally.print(top, variant, depth, channels, k);
+                    tally.print(top, variant.c_str(), depth, channels, k);
                 }
 }
