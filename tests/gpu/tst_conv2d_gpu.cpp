@@ -303,6 +303,13 @@ class TestConv2dGpu : public QObject {
                compiledSize(k) && engine_->device().computeMajor >= 9 &&
                engine_->device().deviceCodeArchitecture >= 900;
     }
+    /// Whether the tensor-core variants take `spec`'s border on a u8/u16 `input`: any border but a
+    /// constant one whose value is not a value of the image's depth.
+    static bool tensorCoreBorderFits(const cv::Mat& input, const Conv2DSpec& spec)
+    {
+        const double v = spec.borderValue, largestValue = input.depth() == CV_8U ? 255 : 65535;
+        return spec.border != BorderMode::Constant || (v == std::floor(v) && v >= 0 && v <= largestValue);
+    }
     /// Whether a tensor-core variant runs `spec` on `input` (a u8/u16 image, a rank-1 kernel of a square
     /// compiled size whose tensor-core pass's taps, the row taps for `rowPass`, two f16 halves hold, a
     /// constant border value the depth holds, compute capability 8.0 or newer and device code built
@@ -314,9 +321,7 @@ class TestConv2dGpu : public QObject {
         if (input.depth() == CV_32F || !factors || kernel.rows != kernel.cols || !compiledSize(kernel.rows) ||
             engine_->device().computeMajor < 8 || engine_->device().deviceCodeArchitecture < 800)
             return false;
-        const double v = spec.borderValue, largestValue = input.depth() == CV_8U ? 255 : 65535;
-        if (spec.border == BorderMode::Constant && (v != std::floor(v) || v < 0 || v > largestValue)) return false;
-        return tapsSplitInF16(rowPass ? factors->row : factors->column);
+        return tensorCoreBorderFits(input, spec) && tapsSplitInF16(rowPass ? factors->row : factors->column);
     }
     /// Whether separable-mma runs `spec` on `input` (tensorCoreApplies, on the column taps); elsewhere
     /// it is an InvalidArgument.
@@ -330,10 +335,9 @@ class TestConv2dGpu : public QObject {
     bool directMmaApplies(const cv::Mat& input, const Conv2DSpec& spec) const
     {
         const cv::Mat_<float> kernel = kl::effectiveKernel(spec);
-        const double v = spec.borderValue;
-        const bool border = spec.border != BorderMode::Constant || (v == std::floor(v) && v >= 0 && v <= 255);
         return input.depth() == CV_8U && kernel.rows == kernel.cols && kernel.rows <= 9 && compiledSize(kernel.rows) &&
-               border && engine_->device().computeMajor >= 8 && engine_->device().deviceCodeArchitecture >= 800 &&
+               tensorCoreBorderFits(input, spec) && engine_->device().computeMajor >= 8 &&
+               engine_->device().deviceCodeArchitecture >= 800 &&
                tapsSplitInF16(std::vector<float>(kernel.begin(), kernel.end()));
     }
     bool applies(const std::string& variant, const cv::Mat& input, const Conv2DSpec& spec) const

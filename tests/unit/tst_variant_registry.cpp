@@ -124,7 +124,8 @@ private slots:
         QCOMPARE(whyNotApplicable("dp2a", u16, sharpen, ampere), std::string());
         // direct-mma: u8 square kernels up to 9x9 from compute capability 8.0.
         QCOMPARE(whyNotApplicable("direct-mma", u8, sharpen, ampere), std::string());
-        QVERIFY(whyNotApplicable("direct-mma", u16, sharpen, hopper).find("needs a u8 image") == 0);
+        QVERIFY(whyNotApplicable("direct-mma", u16, sharpen, hopper)
+                    .find("needs a u8 image, a square kernel of size 3, 5, 7 or 9 whose") == 0);
         QVERIFY(whyNotApplicable("direct-mma", u8, sharpen, device(7, 5)).find("compute capability 7.5") != std::string::npos);
         QVERIFY(whyNotApplicable("direct-mma", u8, spec(kl::Conv2DPreset::Gaussian, 15), hopper).find("a 15x15 kernel") !=
                 std::string::npos);

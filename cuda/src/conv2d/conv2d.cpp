@@ -162,12 +162,13 @@ bool takesStagedRing(int inDepth, int kRows, int kCols)
     return stagedRingSize(inDepth == CV_32F, kRows) && isCompiledSize(kRows, kCols);
 }
 
-std::string compiledSizesText(const char* lastJoin)
+std::string compiledSizesText(const char* lastJoin, int largest)
 {
+    const auto end = std::upper_bound(kConv2dCompiledSizes.begin(), kConv2dCompiledSizes.end(), largest);
     std::string text;
-    for (size_t i = 0; i < kConv2dCompiledSizes.size(); ++i) {
-        if (i > 0) text += i + 1 == kConv2dCompiledSizes.size() ? std::string(" ") + lastJoin + " " : ", ";
-        text += std::to_string(kConv2dCompiledSizes[i]);
+    for (auto size = kConv2dCompiledSizes.begin(); size != end; ++size) {
+        if (size != kConv2dCompiledSizes.begin()) text += size + 1 == end ? std::string(" ") + lastJoin + " " : ", ";
+        text += std::to_string(*size);
     }
     return text;
 }

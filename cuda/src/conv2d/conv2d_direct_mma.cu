@@ -317,9 +317,10 @@ std::string whyNotDirectMma(const Conv2dProblem& p)
                          isCompiledSize(p.kRows, p.kCols) && borderFits && p.device.deviceCodeArchitecture >= 800 &&
                          directMmaTaps(p);
     if (applies) return {};
-    return "needs a u8 image, a square kernel of size 3, 5, 7 or 9 whose taps lie within about 2^9 of the largest (each "
-           "is two f16 halves to 22 bits), a constant border value, if any, that is an image value, and a GPU of compute "
-           "capability 8.0 or newer running device code built for 8.0 or newer; this is " +
+    return "needs a u8 image, a square kernel of size " + compiledSizesText("or", kDirectMmaMaxSize) +
+           " whose taps lie within about 2^9 of the largest (each is two f16 halves to 22 bits), a constant border "
+           "value, if any, that is an image value, and a GPU of compute capability 8.0 or newer running device code "
+           "built for 8.0 or newer; this is " +
            describeImage(p.input) + ", a " + p.kernelSize() + " kernel, " + describeCompute(p.device);
 }
 
@@ -343,20 +344,10 @@ template <typename F> void withDirectMmaKernel(const Conv2dRun& run, F&& f)
 /// DirectTapFragments' registers for a K x K kernel, in TapFragments' order.
 std::vector<uint32_t> directTapFragments(const SplitTaps& taps, int k)
 {
-    std::vector<uint32_t> fragments;
-    for (int i = 0; i < k; ++i)
-        for (int h = 0; h < 2; ++h)
-            for (int r = 0; r < 2; ++r)
-                for (int lane = 0; lane < 32; ++lane) {
-                    // register r: rows (k) 2q + 8r and 2q + 8r + 1 of column (n) g
-                    const int g = lane / 4, q = lane % 4;
-                    const auto tap = [&](int place) -> uint32_t {
-                        const int j = place - kDirectMmaMargin - g + k / 2;
-                        return j >= 0 && j < k ? mmaTapBits(taps, h, 0, i * k + j) : 0;
-                    };
-                    fragments.push_back(tap(2 * q + 8 * r) | tap(2 * q + 8 * r + 1) << 16);
-                }
-    return fragments;
+    return tapFragments(k, [&](int i, int half, int place, int n) -> uint16_t {
+        const int j = place - kDirectMmaMargin - n + k / 2;
+        return j >= 0 && j < k ? mmaTapBits(taps, half, 0, i * k + j) : 0;
+    });
 }
 
 void prepareDirectMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& cache, cudaStream_t stream)

@@ -5,6 +5,7 @@
 #include "conv2d_variants.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace kl::gpu {
 namespace {
@@ -61,6 +62,22 @@ template <int N> struct TapFragments {
                 for (int r = 0; r < 2; ++r) b[j][h][r] = __ldg(fragments + ((j * 2 + h) * 2 + r) * 32 + lane);
     }
 };
+
+/// TapFragments' registers of `sets` sets on the host, in its order: tapBits(j, h, k, n) gives the f16 bits of
+/// B[k][n] of set j, half h.
+template <typename TapBits> std::vector<uint32_t> tapFragments(int sets, TapBits&& tapBits)
+{
+    std::vector<uint32_t> fragments;
+    for (int j = 0; j < sets; ++j)
+        for (int h = 0; h < 2; ++h)
+            for (int r = 0; r < 2; ++r)
+                for (int lane = 0; lane < 32; ++lane) {
+                    // register r of lane l: rows (k) 2 (l % 4) + 8r and the next of column (n) l / 4
+                    const int n = lane / 4, k = 2 * (lane % 4) + 8 * r;
+                    fragments.push_back(uint32_t(tapBits(j, h, k, n)) | uint32_t(tapBits(j, h, k + 1, n)) << 16);
+                }
+    return fragments;
+}
 
 /// d += a * b (m16n8k16, f16 in, f32 sums).
 __device__ void mmaAccumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)

@@ -624,20 +624,10 @@ template <typename F> void withRowsMmaKernel(const Conv2dRun& run, F&& f)
 /// TapFragments' order.
 template <typename Shape> std::vector<uint32_t> rowTapFragments(const SplitTaps& taps, int k, int channels)
 {
-    std::vector<uint32_t> fragments;
-    for (int o = 0; o < Shape::offsets; ++o)
-        for (int h = 0; h < 2; ++h)
-            for (int r = 0; r < 2; ++r)
-                for (int lane = 0; lane < 32; ++lane) {
-                    // register r: rows (k) 2q + 8r and 2q + 8r + 1 of column (n) g; block offset d
-                    const int g = lane / 4, q = lane % 4, d = o + Shape::firstOffset;
-                    const auto tap = [&](int place) {
-                        const BlockPlace at = rowsMmaPlace(place, channels, Shape::elementBytes);
-                        return mmaTapBits(taps, h, at.plane, at.pixel - g + 8 * d + k / 2);
-                    };
-                    fragments.push_back(tap(2 * q + 8 * r) | uint32_t(tap(2 * q + 8 * r + 1)) << 16);
-                }
-    return fragments;
+    return tapFragments(Shape::offsets, [&](int o, int half, int place, int n) {
+        const BlockPlace at = rowsMmaPlace(place, channels, Shape::elementBytes);
+        return mmaTapBits(taps, half, at.plane, at.pixel - n + 8 * (o + Shape::firstOffset) + k / 2);
+    });
 }
 
 void prepareRowsMma(const Conv2dProblem& problem, Conv2dRun& run, BufferCache& cache, cudaStream_t stream)

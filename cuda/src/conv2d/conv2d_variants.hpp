@@ -57,8 +57,8 @@ bool isCompiledSize(int kRows, int kCols);
 /// Whether separable runs kRows x kCols on an image of `inDepth` in the staged ring: a compiled
 /// size, within stagedRingSize.
 bool takesStagedRing(int inDepth, int kRows, int kCols);
-/// kConv2dCompiledSizes as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
-std::string compiledSizesText(const char* lastJoin);
+/// kConv2dCompiledSizes up to `largest` as text: "3, 5, 7, 9 or 15" (`lastJoin` "or"), for messages.
+std::string compiledSizesText(const char* lastJoin, int largest = kConv2dCompiledSizes.back());
 
 /// The tensor cores take each input byte as the normal f16 byte * 2^kMmaByteExponent (normalBytes).
 constexpr int kMmaByteExponent = -10;
