@@ -13,9 +13,10 @@
 #include <stdexcept>
 #include <string>
 
-/// Which kernels a probe's cases take (probe_kernels.hpp; the Gaussian is OpenCV's default sigma). All but
-/// dense are rank 1; dense is positiveRandomKernel's taps over the whole k x k (full rank, for direct-mma).
-enum class ProbeKernels { Random, Gaussian, Signed, Wide, Dense };
+/// Which kernels a probe's cases take (probe_kernels.hpp; the Gaussian is OpenCV's default sigma). The
+/// first four are rank 1; the dense ones are the random, signed and wide taps over the whole k x k (full
+/// rank, for direct-mma).
+enum class ProbeKernels { Random, Gaussian, Signed, Wide, Dense, DenseSigned, DenseWide };
 
 inline ProbeKernels parseProbeKernels(const std::string& name)
 {
@@ -24,7 +25,10 @@ inline ProbeKernels parseProbeKernels(const std::string& name)
     if (name == "signed") return ProbeKernels::Signed;
     if (name == "wide") return ProbeKernels::Wide;
     if (name == "dense") return ProbeKernels::Dense;
-    throw std::invalid_argument("kernels are random, gaussian, signed, wide or dense, not '" + name + "'");
+    if (name == "dense-signed") return ProbeKernels::DenseSigned;
+    if (name == "dense-wide") return ProbeKernels::DenseWide;
+    throw std::invalid_argument("kernels are random, gaussian, signed, wide, dense, dense-signed or dense-wide, not '" +
+                                name + "'");
 }
 
 struct ProbeCase {
@@ -49,11 +53,14 @@ inline ProbeCase probeCase(int depth, int channels, int k, int n, int side, int 
         }
         case ProbeKernels::Signed: return signedRandomKernel(rows, cols, factorSeed);
         case ProbeKernels::Wide: return wideRandomKernel(rows, cols, factorSeed);
-        case ProbeKernels::Dense: break;
+        case ProbeKernels::Dense: return positiveRandomKernel(k, k, seed);
+        case ProbeKernels::DenseSigned: return signedRandomKernel(k, k, seed);
+        case ProbeKernels::DenseWide: return wideRandomKernel(k, k, seed);
         }
         return {};
     };
-    c.spec.kernel = kernels == ProbeKernels::Dense ? positiveRandomKernel(k, k, seed) : cv::Mat(factor(k, 1, seed) * factor(1, k, seed + 7));
+    const bool dense = kernels == ProbeKernels::Dense || kernels == ProbeKernels::DenseSigned || kernels == ProbeKernels::DenseWide;
+    c.spec.kernel = dense ? factor(k, k, seed) : cv::Mat(factor(k, 1, seed) * factor(1, k, seed + 7));
     c.spec.border = kl::BorderMode::Reflect;
     return c;
 }

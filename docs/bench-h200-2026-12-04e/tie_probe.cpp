@@ -2,9 +2,10 @@
 // variants lie where they differ from the reference, relative to sum|K * in|.
 // tie_probe [images [side [u16 top u8 top [few|all [KERNELS [float|int [VARIANTS]]]]]]]: images of values
 // below the tops (default the full ranges); `few` takes kernel sizes 3, 9, 15 and 1 and 4 channels only;
-// KERNELS as probe_case.hpp's (random, the default; gaussian; signed; wide; dense), kernels a variant
-// refuses counted; `float` also runs each case with f32 output and checks it by the float rule; VARIANTS
-// a comma list (default rows-mma,separable-mma; direct-mma takes u8 up to 9x9 and dense kernels too).
+// KERNELS as probe_case.hpp's (random, the default; gaussian; signed; wide; dense, dense-signed,
+// dense-wide), kernels a variant refuses counted; `float` also runs each case with f32 output and checks
+// it by the float rule; VARIANTS a comma list (default rows-mma,separable-mma; direct-mma takes u8 up to
+// 9x9 and dense kernels too).
 #include "kernellab/gpu/engine.hpp"
 #include "probe_case.hpp"
 #include <opencv2/core.hpp>
