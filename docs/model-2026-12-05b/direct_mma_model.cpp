@@ -8,7 +8,8 @@
 // the taps' low halves first, each row in an accumulator of its own; the rows' sums are added in order in
 // f32 and multiplied by splitMmaTaps' scale (the f32 pass of one tap of 1).
 //
-// direct_mma_model IMAGES SIDE U8_TOP KERNELS [float|int [G]]: G the cut (default 2, the H200's fit)
+// direct_mma_model IMAGES SIDE U8_TOP KERNELS [float|int [G [ORDER]]]: G the cut (default 2, the H200's
+// fit); ORDER direct-mma's (chained, the default) or a candidate (Order)
 //   g++ -std=c++17 -O2 -fopenmp -Icore/include -I/usr/include/opencv4 docs/model-2026-12-05b/direct_mma_model.cpp
 //     -Lbuild-h200/core -lkernellab_core -lopencv_core -lopencv_imgproc -o direct_mma_model
 #include "../bench-h200-2026-12-04e/probe_case.hpp"
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace {
@@ -32,25 +34,59 @@ std::optional<SplitTaps> directTaps(const ProbeCase& c)
     return splitTaps(std::vector<float>(kernel.begin(), kernel.end()), {1.0f}, variants_model::byteExponent());
 }
 
-/// direct-mma's sum of output (y, x) of one channel.
-float directSum(const variants_model::Plane& in, int y, int x, const SplitTaps& taps, int k)
+/// How the sums are ordered: `chained` is direct-mma's (each kernel row an accumulator of its own, low
+/// halves then high, the rows added in f32); the others are candidates with fewer dependent or fewer
+/// instructions. `split`: each row's low and high halves in two accumulators, added in f32, then the rows
+/// in order. `one-halves`: one accumulator through every row's low half, then every row's high half.
+/// `one-rows`: one accumulator, row by row, low half then high.
+enum class Order { Chained, Split, OneHalves, OneRows };
+Order order = Order::Chained;
+
+Order parseOrder(const std::string& name)
+{
+    if (name == "chained") return Order::Chained;
+    if (name == "split") return Order::Split;
+    if (name == "one-halves") return Order::OneHalves;
+    if (name == "one-rows") return Order::OneRows;
+    throw std::invalid_argument("orders are chained, split, one-halves or one-rows, not '" + name + "'");
+}
+
+/// The `mma` of kernel row i's half (1: the low halves) for output (y, x) of one channel, onto acc.
+float rowHalf(const variants_model::Plane& in, int y, int x, const SplitTaps& taps, int k, int i, int half, float acc)
 {
     const int radius = k / 2, tile = x / 8 * 8, n = x - tile;
     std::vector<int> bytes(16);
     std::vector<double> tapsOfBytes(16);
+    const std::vector<double>& t = half ? taps.low : taps.high;
+    for (int p = 0; p < 16; ++p) {
+        const int j = p - kMargin - n + radius;  // B[p][n]'s tap in kernel row i
+        bytes[size_t(p)] = in.at(y - radius + i, tile - kMargin + p);
+        tapsOfBytes[size_t(p)] = j >= 0 && j < k ? t[size_t(i * k + j)] : 0.0;
+    }
+    return variants_model::mmaStep(acc, bytes, tapsOfBytes);
+}
+
+/// direct-mma's sum of output (y, x) of one channel, in `order`.
+float directSum(const variants_model::Plane& in, int y, int x, const SplitTaps& taps, int k)
+{
     float sum = 0;
-    for (int i = 0; i < k; ++i) {
-        float row = 0;
-        for (int half = 1; half >= 0; --half) {
-            const std::vector<double>& t = half ? taps.low : taps.high;
-            for (int p = 0; p < 16; ++p) {
-                const int j = p - kMargin - n + radius;  // B[p][n]'s tap in kernel row i
-                bytes[size_t(p)] = in.at(y - radius + i, tile - kMargin + p);
-                tapsOfBytes[size_t(p)] = j >= 0 && j < k ? t[size_t(i * k + j)] : 0.0;
-            }
-            row = variants_model::mmaStep(row, bytes, tapsOfBytes);
+    switch (order) {
+    case Order::Chained:
+    case Order::Split:
+        for (int i = 0; i < k; ++i) {
+            const float row = order == Order::Chained ? rowHalf(in, y, x, taps, k, i, 0, rowHalf(in, y, x, taps, k, i, 1, 0))
+                                                      : rowHalf(in, y, x, taps, k, i, 1, 0) + rowHalf(in, y, x, taps, k, i, 0, 0);
+            sum = i == 0 ? row : sum + row;
         }
-        sum = i == 0 ? row : sum + row;
+        break;
+    case Order::OneHalves:
+        for (int half = 1; half >= 0; --half)
+            for (int i = 0; i < k; ++i) sum = rowHalf(in, y, x, taps, k, i, half, sum);
+        break;
+    case Order::OneRows:
+        for (int i = 0; i < k; ++i)
+            for (int half = 1; half >= 0; --half) sum = rowHalf(in, y, x, taps, k, i, half, sum);
+        break;
     }
     return sum * taps.scaled[0];
 }
@@ -81,10 +117,11 @@ cv::Mat directSums(const cv::Mat& input, const kl::Conv2DSpec& spec, const Split
 int main(int argc, char** argv)
 {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: direct_mma_model IMAGES SIDE U8_TOP KERNELS [float|int [G]]\n");
+        std::fprintf(stderr, "usage: direct_mma_model IMAGES SIDE U8_TOP KERNELS [float|int [G [ORDER]]]\n");
         return 2;
     }
     variants_model::g = argc > 6 ? std::atoi(argv[6]) : 2;
+    order = parseOrder(argc > 7 ? argv[7] : "chained");
     variants_model::subnormalBytes = false;
     const int images = std::atoi(argv[1]), side = std::atoi(argv[2]), topU8 = std::atoi(argv[3]);
     const ProbeKernels kernels = parseProbeKernels(argv[4]);
