@@ -312,10 +312,8 @@ std::optional<SplitTaps> directMmaTaps(const Conv2dProblem& p)
 
 std::string whyNotDirectMma(const Conv2dProblem& p)
 {
-    const bool borderFits = p.spec.border != BorderMode::Constant || isImageValue(p.spec.borderValue, 255.0);
-    const bool applies = p.input.depth() == CV_8U && p.kRows == p.kCols && p.kRows <= kDirectMmaMaxSize &&
-                         isCompiledSize(p.kRows, p.kCols) && borderFits && p.device.deviceCodeArchitecture >= 800 &&
-                         directMmaTaps(p);
+    const bool applies = p.input.depth() == CV_8U && p.kRows <= kDirectMmaMaxSize && isCompiledSize(p.kRows, p.kCols) &&
+                         mmaBorderFits(p) && p.device.deviceCodeArchitecture >= 800 && directMmaTaps(p);
     if (applies) return {};
     return "needs a u8 image, a square kernel of size " + compiledSizesText("or", kDirectMmaMaxSize) +
            " whose taps lie within about 2^9 of the largest (each is two f16 halves to 22 bits), a constant border "

@@ -527,11 +527,15 @@ std::optional<SplitTaps> splitMmaTaps(const std::vector<float>& mmaPass, const s
     return taps;
 }
 
+bool mmaBorderFits(const Conv2dProblem& p)
+{
+    return p.spec.border != BorderMode::Constant ||
+           isImageValue(p.spec.borderValue, p.input.depth() == CV_8U ? 255.0 : 65535.0);
+}
+
 std::string whyNotMmaVariant(const Conv2dProblem& p, bool imageFits, const std::string& imageNeeded, bool rowPass)
 {
-    const bool borderFits = p.spec.border != BorderMode::Constant ||
-                            isImageValue(p.spec.borderValue, p.input.depth() == CV_8U ? 255.0 : 65535.0);
-    const bool applies = imageFits && p.factors && isCompiledSize(p.kRows, p.kCols) && borderFits &&
+    const bool applies = imageFits && p.factors && isCompiledSize(p.kRows, p.kCols) && mmaBorderFits(p) &&
                          p.device.deviceCodeArchitecture >= 800 &&
                          (rowPass ? splitMmaTaps(p.factors->row, p.factors->column)
                                   : splitMmaTaps(p.factors->column, p.factors->row));

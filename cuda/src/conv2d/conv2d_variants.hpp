@@ -92,6 +92,9 @@ struct Conv2dProblem {
     [[nodiscard]] std::string kernelSize() const;    ///< "5x3" (columns x rows)
 };
 
+/// Whether the mma variants take `p`'s border: any but a constant one whose value is not a value of the
+/// u8/u16 image's depth (the bytes enter the tensor cores as f16; conv2d_separable.cu).
+bool mmaBorderFits(const Conv2dProblem& p);
 /// Why an mma variant does not run `p` (empty where it does): it needs `imageNeeded` (`imageFits`), a
 /// rank-1 kernel of a square compiled size whose tensor-core pass's taps (the row taps for `rowPass`,
 /// else the column taps) splitMmaTaps splits, a constant border value the depth holds, and device
