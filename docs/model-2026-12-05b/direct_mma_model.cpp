@@ -51,13 +51,13 @@ Order parseOrder(const std::string& name)
     throw std::invalid_argument("orders are chained, split, one-halves or one-rows, not '" + name + "'");
 }
 
-/// The `mma` of kernel row i's half (1: the low halves) for output (y, x) of one channel, onto acc.
-float rowHalf(const variants_model::Plane& in, int y, int x, const SplitTaps& taps, int k, int i, int half, float acc)
+/// The `mma` of kernel row i's low or high tap halves for output (y, x) of one channel, onto acc.
+float rowHalf(const variants_model::Plane& in, int y, int x, const SplitTaps& taps, int k, int i, bool low, float acc)
 {
     const int radius = k / 2, tile = x / 8 * 8, n = x - tile;
     std::vector<int> bytes(16);
     std::vector<double> tapsOfBytes(16);
-    const std::vector<double>& t = half ? taps.low : taps.high;
+    const std::vector<double>& t = low ? taps.low : taps.high;
     for (int p = 0; p < 16; ++p) {
         const int j = p - kMargin - n + radius;  // B[p][n]'s tap in kernel row i
         bytes[size_t(p)] = in.at(y - radius + i, tile - kMargin + p);
@@ -74,18 +74,19 @@ float directSum(const variants_model::Plane& in, int y, int x, const SplitTaps& 
     case Order::Chained:
     case Order::Split:
         for (int i = 0; i < k; ++i) {
-            const float row = order == Order::Chained ? rowHalf(in, y, x, taps, k, i, 0, rowHalf(in, y, x, taps, k, i, 1, 0))
-                                                      : rowHalf(in, y, x, taps, k, i, 1, 0) + rowHalf(in, y, x, taps, k, i, 0, 0);
+            const float low = rowHalf(in, y, x, taps, k, i, true, 0);
+            const float row = order == Order::Chained ? rowHalf(in, y, x, taps, k, i, false, low)
+                                                      : low + rowHalf(in, y, x, taps, k, i, false, 0);
             sum = i == 0 ? row : sum + row;
         }
         break;
     case Order::OneHalves:
-        for (int half = 1; half >= 0; --half)
-            for (int i = 0; i < k; ++i) sum = rowHalf(in, y, x, taps, k, i, half, sum);
+        for (bool low : {true, false})
+            for (int i = 0; i < k; ++i) sum = rowHalf(in, y, x, taps, k, i, low, sum);
         break;
     case Order::OneRows:
         for (int i = 0; i < k; ++i)
-            for (int half = 1; half >= 0; --half) sum = rowHalf(in, y, x, taps, k, i, half, sum);
+            for (bool low : {true, false}) sum = rowHalf(in, y, x, taps, k, i, low, sum);
         break;
     }
     return sum * taps.scaled[0];
