@@ -8,8 +8,9 @@
 // the taps' low halves first, each row in an accumulator of its own; the rows' sums are added in order in
 // f32 and multiplied by splitMmaTaps' scale (the f32 pass of one tap of 1).
 //
-// direct_mma_model IMAGES SIDE U8_TOP KERNELS [float|int [G [ORDER]]]: G the cut (default 2, the H200's
-// fit); ORDER direct-mma's (chained, the default) or a candidate (Order)
+// direct_mma_model IMAGES SIDE U8_TOP KERNELS [float|int [G [ORDER [SIZES]]]]: G the cut (default 2, the H200's
+// fit); ORDER direct-mma's (chained, the default) or a candidate (Order); SIZES the kernel sizes, comma-separated
+// (default 3,5,9,15)
 //   g++ -std=c++17 -O2 -fopenmp -Icore/include -I/usr/include/opencv4 docs/model-2026-12-05b/direct_mma_model.cpp
 //     -Lbuild-h200/core -lkernellab_core -lopencv_core -lopencv_imgproc -o direct_mma_model
 #include "../bench-h200-2026-12-04e/probe_case.hpp"
@@ -18,8 +19,10 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -118,7 +121,7 @@ cv::Mat directSums(const cv::Mat& input, const kl::Conv2DSpec& spec, const Split
 int main(int argc, char** argv)
 {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: direct_mma_model IMAGES SIDE U8_TOP KERNELS [float|int [G [ORDER]]]\n");
+        std::fprintf(stderr, "usage: direct_mma_model IMAGES SIDE U8_TOP KERNELS [float|int [G [ORDER [SIZES]]]]\n");
         return 2;
     }
     variants_model::g = argc > 6 ? std::atoi(argv[6]) : 2;
@@ -127,9 +130,15 @@ int main(int argc, char** argv)
     const int images = std::atoi(argv[1]), side = std::atoi(argv[2]), topU8 = std::atoi(argv[3]);
     const ProbeKernels kernels = parseProbeKernels(argv[4]);
     const bool floatOutput = argc > 5 && std::string(argv[5]) == "float";
+    std::vector<int> sizes;
+    for (std::stringstream list(argc > 8 ? argv[8] : "3,5,9,15"); list.good();) {
+        std::string size;
+        std::getline(list, size, ',');
+        sizes.push_back(std::stoi(size));
+    }
     for (int depth : {CV_16U, CV_8U})
         for (int channels : {1, 3, 4})
-            for (int k : {3, 5, 9, 15}) {
+            for (int k : sizes) {
                 const int top = depth == CV_8U ? topU8 : 65536;
                 ProbeTally tally;
                 for (int n = 0; n < images; ++n) {
