@@ -50,9 +50,7 @@ template <int CN, typename Out> struct DirectMmaShape {
     /// 16 bytes apart, so that ldmatrix's 8 rows of a phase hit 8 bank groups.
     static constexpr int stagedPixels = bandPixels + 2 * kDirectMmaMargin;
     static constexpr int planeElements = kDirectMmaRingRows * stagedPixels;  ///< f16 a plane's ring
-    /// Staging goes in groups of 4 pixels (CN words): a row's, and this thread's of a segment.
-    static constexpr int groupsPerRow = stagedPixels / 4;
-    static constexpr int groupsPerThread = (kDirectMmaBatch * groupsPerRow + threads - 1) / threads;
+    static constexpr int groupsPerRow = stagedPixels / 4;  ///< staging goes in groups of 4 pixels (CN words)
     /// A batch's outputs, rows 32 bytes longer than the band's, so that a warp's fragment stores of 8 rows
     /// step 8 banks a row.
     static constexpr int outRowBytes = bandElements * int(sizeof(Out)) + 32;
@@ -90,14 +88,32 @@ template <int CN> struct EdgeGroups {
     [[nodiscard]] __device__ int group(int n) const { return n / groupElements < left ? 0 : rightFirst + n / groupElements - left; }
 };
 
-/// Slice rows a segment stages: this thread's groups of 4 pixels (CN words each) of rows first ..
-/// first + 15 and its elements of their edge groups, loaded while a batch is summed (load) and stored
-/// into the ring after (store).
+/// Slice rows a segment stages: threadsPerRow threads a row, this thread's groups of 4 pixels (CN
+/// words each) of one row, groups c, c + threadsPerRow, ..., and its elements of the rows' edge groups,
+/// loaded while a batch is summed (load) and stored into the ring after (store). Which of its groups
+/// are loaded and which stored is the same in every row: two masks made once.
 template <int CN, typename Out> struct SegmentGroups {
     using S = DirectMmaShape<CN, Out>;
+    static constexpr int threadsPerRow = S::threads / kDirectMmaBatch;
+    static constexpr int groupsPerThread = (S::groupsPerRow + threadsPerRow - 1) / threadsPerRow;
     static constexpr int edgePerThread = (kDirectMmaBatch * EdgeGroups<CN>::maxElements + S::threads - 1) / S::threads;
-    uint32_t word[S::groupsPerThread][CN];
+    static_assert(threadsPerRow * kDirectMmaBatch == S::threads && groupsPerThread <= 32, "whole rows, a mask bit a group");
+    uint32_t word[groupsPerThread][CN];
     uint32_t edgeByte[edgePerThread];
+    int row, column;                 ///< this thread's row of a segment, and its first group
+    uint32_t loaded = 0, stored = 0;  ///< bit m: group m is inside the row (loaded) / not an edge group (stored)
+
+    __device__ explicit SegmentGroups(const EdgeGroups<CN>& edges)
+        : row(threadIdx.x / threadsPerRow), column(threadIdx.x % threadsPerRow)
+    {
+#pragma unroll
+        for (int m = 0; m < groupsPerThread; ++m) {
+            const int group = column + threadsPerRow * m;
+            if (group >= S::groupsPerRow || edges.edge(group)) continue;
+            stored |= 1u << m;
+            if (group < edges.rightEnd) loaded |= 1u << m;
+        }
+    }
 
     /// Loads the groups: inside the image row and slice, CN aligned words; past the slice's rows and the
     /// kernel's reach, 0; on constant border rows, the border value; the edge groups' elements through
@@ -105,28 +121,26 @@ template <int CN, typename Out> struct SegmentGroups {
     __device__ void load(const StripArgs<uint8_t, Out>& a, const EdgeGroups<CN>& edges, const int2* edgeTable, int x0,
                          int first)
     {
-        const int lastSliceRow = a.rows + a.kRows - 2;
+        const int lastSliceRow = a.rows + a.kRows - 2, k = first + row;
         const uint32_t borderByte = uint32_t(a.borderValue);  // an image value (whyNotDirectMma)
+        const bool image = k <= lastSliceRow && !a.borderRow(k);
+        const uint32_t* p = reinterpret_cast<const uint32_t*>(a.inRow(k) + CN * (x0 - kDirectMmaMargin)) + CN * column;
+        const uint32_t fill = k <= lastSliceRow ? borderByte * 0x01010101u : 0;
 #pragma unroll
-        for (int m = 0; m < S::groupsPerThread; ++m) {
-            const int i = threadIdx.x + S::threads * m;
-            const int r = i / S::groupsPerRow, group = i - r * S::groupsPerRow, k = first + r;
-            const bool image = k <= lastSliceRow && !a.borderRow(k);
-            const bool inside = i < kDirectMmaBatch * S::groupsPerRow && image && !edges.edge(group) && group < edges.rightEnd;
-            const uint32_t* p = reinterpret_cast<const uint32_t*>(a.inRow(k) + CN * (x0 - kDirectMmaMargin + 4 * group));
-            const uint32_t fill = k <= lastSliceRow && group < edges.rightEnd ? borderByte * 0x01010101u : 0;
+        for (int m = 0; m < groupsPerThread; ++m) {
+            const bool inside = image && (loaded >> m & 1);
 #pragma unroll
-            for (int c = 0; c < CN; ++c) word[m][c] = inside ? __ldg(p + c) : fill;
+            for (int c = 0; c < CN; ++c) word[m][c] = inside ? __ldg(p + CN * threadsPerRow * m + c) : loaded >> m & 1 ? fill : 0;
         }
         const int perRow = edges.elements();
 #pragma unroll
         for (int s = 0; s < edgePerThread; ++s) {
             const int i = threadIdx.x + S::threads * s;
-            const int r = i / EdgeGroups<CN>::maxElements, n = i - r * EdgeGroups<CN>::maxElements, k = first + r;
+            const int r = i / EdgeGroups<CN>::maxElements, n = i - r * EdgeGroups<CN>::maxElements, edgeRow = first + r;
             uint32_t value = 0;
-            if (r < kDirectMmaBatch && n < perRow && k <= lastSliceRow) {
+            if (r < kDirectMmaBatch && n < perRow && edgeRow <= lastSliceRow) {
                 const int source = edgeTable[n].x;
-                value = a.borderRow(k) || source < 0 ? borderByte : __ldg(a.inRow(k) + source);
+                value = a.borderRow(edgeRow) || source < 0 ? borderByte : __ldg(a.inRow(edgeRow) + source);
             }
             edgeByte[s] = value;
         }
@@ -136,15 +150,14 @@ template <int CN, typename Out> struct SegmentGroups {
     /// groups element by element).
     __device__ void store(uint16_t* staged, const EdgeGroups<CN>& edges, const int2* edgeTable, int segment) const
     {
+        uint16_t* target = staged + (kDirectMmaBatch * segment + row) * S::stagedPixels + 4 * column;
 #pragma unroll
-        for (int m = 0; m < S::groupsPerThread; ++m) {
-            const int i = threadIdx.x + S::threads * m;
-            const int r = i / S::groupsPerRow, group = i - r * S::groupsPerRow;
-            if (i >= kDirectMmaBatch * S::groupsPerRow || edges.edge(group)) continue;
-            uint16_t* row = staged + (kDirectMmaBatch * segment + r) * S::stagedPixels + 4 * group;
+        for (int m = 0; m < groupsPerThread; ++m) {
+            if (!(stored >> m & 1)) continue;
 #pragma unroll
             for (int c = 0; c < CN; ++c)
-                *reinterpret_cast<uint2*>(row + c * S::planeElements) = make_uint2(pixelPair(m, c, 0), pixelPair(m, c, 1));
+                *reinterpret_cast<uint2*>(target + 4 * threadsPerRow * m + c * S::planeElements) =
+                    make_uint2(pixelPair(m, c, 0), pixelPair(m, c, 1));
         }
         const int perRow = edges.elements();
 #pragma unroll
@@ -285,7 +298,7 @@ __global__ void __launch_bounds__(DirectMmaShape<CN, Out>::threads, K <= 5 ? 5 :
     stripRows = min(stripRows, a.rows - y0);
     const int batches = (stripRows + kDirectMmaBatch - 1) / kDirectMmaBatch;
     const int segments = (stripRows + K - 1 + kDirectMmaBatch - 1) / kDirectMmaBatch;
-    SegmentGroups<CN, Out> pending;
+    SegmentGroups<CN, Out> pending(edges);
 #pragma unroll 1
     for (int s = 0; s < 2 && s < segments; ++s) {
         pending.load(a, edges, edgeTable, x0, y0 + kDirectMmaBatch * s);
