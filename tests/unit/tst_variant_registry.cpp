@@ -149,12 +149,13 @@ private slots:
     // measured them: box kernels are rank 1, and integer taps times 1/k^2.
     void conv2dAutoRule()
     {
-        const DeviceInfo hopper = device(9, 0), ampere = device(8, 0);
-        // Real taps of full rank, 5x5, 7x7 and 9x9.
+        const DeviceInfo hopper = device(9, 0), ampere = device(8, 0), turing = device(7, 5);
+        // Real taps of full rank, 5x5, 7x7 and 9x9; at 7x7 and 9x9 from 0.25 to 1.25, which direct-mma's
+        // two f16 halves hold.
         kl::Conv2DSpec rankFive, sevenBySeven, nineByNine;
         rankFive.kernel = kltest::randomImage(5, 5, CV_32F, 1, 11);
-        sevenBySeven.kernel = kltest::randomImage(7, 7, CV_32F, 1, 13);
-        nineByNine.kernel = kltest::randomImage(9, 9, CV_32F, 1, 12);
+        sevenBySeven.kernel = kltest::randomImage(7, 7, CV_32F, 1, 13) * 0.5 + 0.75;
+        nineByNine.kernel = kltest::randomImage(9, 9, CV_32F, 1, 12) * 0.5 + 0.75;
         for (int depth : {CV_8U, CV_16U, CV_32F})
             for (int channels : {1, 3, 4}) {
                 const cv::Mat image = kltest::randomImage(37, 23, depth, channels, uint64_t(depth * 10 + channels));
@@ -176,17 +177,36 @@ private slots:
                          std::string("shared"));
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Box, 23), hopper),
                          std::string("separable"));
-                // Full rank: staged-rows up to 7x7 (where f32 takes separable-tiles for rank 1); at 9x9
-                // tma on one f32 channel, else shared.
+                // Full rank: direct-mma on u8 at 7x7 and 9x9; else staged-rows up to 7x7 (where f32 takes
+                // separable-tiles for rank 1), and at 9x9 tma on one f32 channel, else shared.
+                const bool u8 = depth == CV_8U;
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, rankFive, hopper), std::string("staged-rows"));
-                QCOMPARE(kl::gpu::resolvedVariant("auto", image, sevenBySeven, hopper), std::string("staged-rows"));
+                QCOMPARE(kl::gpu::resolvedVariant("auto", image, sevenBySeven, hopper),
+                         std::string(u8 ? "direct-mma" : "staged-rows"));
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, nineByNine, hopper),
-                         std::string(depth == CV_32F && channels == 1 ? "tma" : "shared"));
+                         std::string(u8 ? "direct-mma" : depth == CV_32F && channels == 1 ? "tma" : "shared"));
                 QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Sharpen, 3), hopper),
                          std::string(depth == CV_8U ? "dp4a" : depth == CV_16U ? "dp2a" : "staged-rows"));
             }
         const cv::Mat f32 = kltest::randomImage(37, 23, CV_32F, 1, 7);
         QCOMPARE(kl::gpu::resolvedVariant("auto", f32, nineByNine, ampere), std::string("shared"));
+        // direct-mma needs compute capability 8.0 and taps that two f16 halves hold: on Turing, or with one
+        // tap 1e-7 of the largest, u8 keeps staged-rows at 7x7 and shared at 9x9.
+        const cv::Mat u8One = kltest::randomImage(37, 23, CV_8U, 1, 6);
+        const auto withTinyTap = [](kl::Conv2DSpec s) {
+            double largest = 0;
+            cv::minMaxLoc(cv::abs(s.kernel), nullptr, &largest);
+            s.kernel = s.kernel.clone();
+            s.kernel.at<float>(s.kernel.rows / 2, s.kernel.cols / 2) = float(largest * 1e-7);
+            return s;
+        };
+        for (const auto& [kernelSpec, before] : {std::pair{sevenBySeven, "staged-rows"}, std::pair{nineByNine, "shared"}}) {
+            QCOMPARE(kl::gpu::resolvedVariant("auto", u8One, kernelSpec, ampere), std::string("direct-mma"));
+            QCOMPARE(kl::gpu::resolvedVariant("auto", u8One, kernelSpec, turing), std::string(before));
+            const kl::Conv2DSpec tiny = withTinyTap(kernelSpec);
+            QVERIFY(!whyNotApplicable("direct-mma", u8One, tiny, hopper).empty());
+            QCOMPARE(kl::gpu::resolvedVariant("auto", u8One, tiny, hopper), std::string(before));
+        }
         QCOMPARE(kl::gpu::resolvedVariant("naive", f32, spec(kl::Conv2DPreset::Box, 5), hopper), std::string("naive"));
         KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d variant 'separable-tiles' needs a rank-1 kernel",
                          kl::gpu::resolvedVariant("separable-tiles", f32, spec(kl::Conv2DPreset::Box, 11), hopper));
@@ -223,7 +243,6 @@ private slots:
         cv::Mat row(1, 15, CV_32F, cv::Scalar(1.0f / 15));
         row.at<float>(0, 3) = 1e-5f;
         tinyRowTaps15.kernel = cv::Mat(15, 1, CV_32F, cv::Scalar(1.0f / 15)) * row;
-        const DeviceInfo turing = device(7, 5);
         for (int channels : {1, 3, 4}) {
             const cv::Mat image = kltest::randomImage(37, 23, CV_8U, channels, uint64_t(60 + channels));
             QCOMPARE(kl::gpu::resolvedVariant("auto", image, gaussian15, hopper), std::string("rows-mma"));

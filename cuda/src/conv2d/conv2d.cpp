@@ -14,7 +14,8 @@
 // ring (on u8/u16 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
 // separable for other rank-1 sizes from 500 taps on; but on f32 separable (the staged ring) for rank-1
 // 3x3 and 5x5 kernels and staged-rows for the other kernels up to 7x7 but rank-1 7x7 ones.
-// Otherwise staged-rows for u8/u16 up to 7x7, tma where it applies up to 9x9, shared elsewhere.
+// Otherwise direct-mma for u8 at 7x7 and 9x9 where it applies, staged-rows for u8/u16 up to 7x7, tma
+// where it applies up to 9x9, shared elsewhere.
 // (docs/performance.md, "The auto rule", "separable-tiles", "The staged ring" and "staged-rows", has the
 // measurements.)
 //
@@ -100,7 +101,7 @@ const char* autoConv2d(const Conv2dProblem& p)
     // every such cell measured; on rank-1 kernels the staged ring, where it runs f32
     // (takesStagedRing), took 0.99-1.00x its time, and separable-tiles was 1.2-1.3x faster than
     // staged-rows at 7x7.
-    const bool f32 = p.input.depth() == CV_32F;
+    const bool f32 = p.input.depth() == CV_32F, u8 = p.input.depth() == CV_8U;
     const int kRows = p.kRows, kCols = p.kCols;
     const bool stagedRing = p.factors && takesStagedRing(p.input.depth(), kRows, kCols);
     if (f32 && stagedRing && conv2dVariants().whyNot("separable", p).empty()) return "separable";
@@ -117,7 +118,6 @@ const char* autoConv2d(const Conv2dProblem& p)
         // one channel, 1.13-1.36x separable-mma's on 3 and 4. At 9x9 rows-mma 1.08x the ring's speed on 4
         // u16 channels, while the ring was 1.01-1.05x faster on 1 and 3, and took 0.85-1.02x rows-mma's
         // time on u8.
-        const bool u8 = p.input.depth() == CV_8U;
         const bool rowsMma = kRows == 15 || (kRows == 9 && p.input.channels() == 4 && !u8);
         if (compiled && rowsMma && conv2dVariants().whyNot("rows-mma", p).empty()) return "rows-mma";
         // u8 15x15 where rows-mma's row taps do not split: separable-mma 1.09-1.15x faster than separable-tiles.
@@ -127,6 +127,9 @@ const char* autoConv2d(const Conv2dProblem& p)
         if (compiled && kRows >= (f32 ? 7 : 9)) return "separable-tiles";
         if (!compiled && kRows * kCols >= 500) return "separable";
     }
+    // Other u8 kernels at 7x7 and 9x9: direct-mma 1.27-1.46x staged-rows' speed at 7x7 and 2.07-2.59x
+    // shared's at 9x9, on 1, 3 and 4 channels; at 5x5 staged-rows stays 1.17-1.51x faster.
+    if (u8 && (kRows == 7 || kRows == 9) && conv2dVariants().whyNot("direct-mma", p).empty()) return "direct-mma";
     // Other u8/u16 kernels up to 7x7: 1.2-1.8x shared's speed everywhere measured.
     if (conv2dVariants().whyNot("staged-rows", p).empty()) return "staged-rows";
     // At 15x15 the plain tiles measured 3% faster than the TMA-fed ones.
