@@ -12,10 +12,12 @@
 #include "test_support.hpp"
 
 #include <QtTest>
+#include <opencv2/core.hpp>
 
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 using kl::gpu::DeviceInfo;
