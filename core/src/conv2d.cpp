@@ -45,11 +45,13 @@ double correlateAt(const cv::Mat& input, const cv::Mat& kernel, BorderMode borde
     return sum;
 }
 
-/// The one correlation loop of the reference: calls store(y, x, c, sum) for every output element.
+/// The one correlation loop of the reference: calls store(y, x, c, sum) for every output element of
+/// the rows `rows`.
 template <typename In, typename Store>
-void correlate(const cv::Mat& input, const cv::Mat& kernel, BorderMode border, double borderValue, Store&& store)
+void correlate(const cv::Mat& input, const cv::Mat& kernel, BorderMode border, double borderValue, cv::Range rows,
+               Store&& store)
 {
-    for (int y = 0; y < input.rows; ++y)
+    for (int y = rows.start; y < rows.end; ++y)
         for (int x = 0; x < input.cols; ++x)
             for (int c = 0; c < input.channels(); ++c)
                 store(y, x, c, correlateAt<In>(input, kernel, border, borderValue, y, x, c, nullptr));
@@ -197,15 +199,29 @@ std::optional<IntegerSeparableKernel> integerSeparableKernel(const cv::Mat& kern
 void conv2dReference(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output)
 {
     validateConv2D(input, spec);
+    createChecked(output, input.rows, input.cols, CV_MAKETYPE(conv2dOutputDepth(input, spec), input.channels()),
+                  "conv2d output");
+    conv2dReferenceRows(input, spec, output, cv::Range(0, input.rows));
+}
+
+void conv2dReferenceRows(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output, cv::Range rows)
+{
+    validateConv2D(input, spec);
     const int outDepth = conv2dOutputDepth(input, spec);
     const int channels = input.channels();
-    createChecked(output, input.rows, input.cols, CV_MAKETYPE(outDepth, channels), "conv2d output");
+    if (output.rows != input.rows || output.cols != input.cols || output.type() != CV_MAKETYPE(outDepth, channels))
+        throw InvalidArgument("conv2d output: " + describeImage(output) + " is not the result's " +
+                              std::to_string(input.cols) + "x" + std::to_string(input.rows) + " " +
+                              depthName(outDepth) + " x" + std::to_string(channels));
+    if (rows.start < 0 || rows.start > rows.end || rows.end > input.rows)
+        throw InvalidArgument("conv2d rows: [" + std::to_string(rows.start) + ", " + std::to_string(rows.end) +
+                              ") is not inside the image's " + std::to_string(input.rows) + " rows");
     const cv::Mat kernel = effectiveKernel(spec);
     visitDepth(input.depth(), "conv2d", [&](auto inTag) {
         using In = decltype(inTag);
         visitDepth(outDepth, "conv2d", [&](auto outTag) {
             using Out = decltype(outTag);
-            correlate<In>(input, kernel, spec.border, spec.borderValue, [&](int y, int x, int c, double sum) {
+            correlate<In>(input, kernel, spec.border, spec.borderValue, rows, [&](int y, int x, int c, double sum) {
                 output.ptr<Out>(y)[x * channels + c] = saturateRound<Out>(float(sum));
             });
         });

@@ -353,7 +353,7 @@ protected:
     /// and the registry's whyNotApplicable agrees with this test's own rules (applies()).
     void checkAllVariants(const cv::Mat& input, const Conv2DSpec& spec)
     {
-        const cv::Mat expected = kl::conv2dReference(input, spec);
+        const cv::Mat expected = kltest::conv2dReferenceOnAllThreads(input, spec);
         std::vector<std::string> names = kl::gpu::variants("conv2d");
         names.push_back("auto");
         for (const std::string& variant : names) {

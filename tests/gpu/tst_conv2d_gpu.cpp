@@ -164,7 +164,7 @@ private slots:
                 }
                 for (float tap : {0.5f, -1.0f, 300.0f, 1.5f}) {
                     const Conv2DSpec spec = makeSpec((cv::Mat_<float>(1, 1) << tap), BorderMode::Reflect101, depth);
-                    const cv::Mat expected = kl::conv2dReference(input, spec);
+                    const cv::Mat expected = kltest::conv2dReferenceOnAllThreads(input, spec);
                     for (const std::string variant : {"naive", "constant", "shared", "auto"}) {
                         const cv::Mat gpu = run(input, spec, variant);
                         QVERIFY2(kltest::bitwiseEqual(gpu, expected),
@@ -203,7 +203,7 @@ private slots:
         for (const Case& c : cases) {
             const cv::Mat input = kltest::randomImage(3001, c.cols, c.depth, c.channels, ++seed);
             const Conv2DSpec spec = makeSpec(kernel, BorderMode::Reflect101, c.depth);
-            const cv::Mat expected = kl::conv2dReference(input, spec);
+            const cv::Mat expected = kltest::conv2dReferenceOnAllThreads(input, spec);
             const cv::Mat gpu = run(input, spec, c.variant, c.streams, c.memory);
             QVERIFY2(kltest::bitwiseEqual(gpu, expected),
                      kltest::msg(describe(input, spec, c.variant) + ": differs from the reference"));
@@ -224,7 +224,7 @@ private slots:
                 QVERIFY(isSeparable(spec));
                 const cv::Mat separable = run(input, spec, "separable");
                 const cv::Mat direct = run(input, spec, "shared");
-                const cv::Mat expected = kl::conv2dReference(input, spec);
+                const cv::Mat expected = kltest::conv2dReferenceOnAllThreads(input, spec);
                 std::string failure = compareWithReference(separable, expected, input, spec);
                 QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, "separable") + ": " + failure));
                 failure = compareWithReference(direct, expected, input, spec);
@@ -291,7 +291,7 @@ private slots:
             const Conv2DSpec& spec = rankOne ? separable : nonSeparable;
             const cv::Mat one = run(input, spec, variant, 1, HostMemory::Pageable);
             if (rows * cols <= 40000) {
-                const std::string failure = compareWithReference(one, kl::conv2dReference(input, spec), input, spec);
+                const std::string failure = compareWithReference(one, kltest::conv2dReferenceOnAllThreads(input, spec), input, spec);
                 QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, variant) + ": " + failure));
             }
             for (int streams : {1, 2, 4, 16})
@@ -381,7 +381,7 @@ private slots:
                     QVERIFY(stages[0].endMs <= stages[1].startMs);
                     QVERIFY(stages[1].endMs <= stages[2].startMs);
                 }
-                const std::string failure = compareWithReference(out, kl::conv2dReference(input, spec), input, spec);
+                const std::string failure = compareWithReference(out, kltest::conv2dReferenceOnAllThreads(input, spec), input, spec);
                 QVERIFY2(failure.empty(), kltest::msg(describe(input, spec, report.variant) + ": " + failure));
             }
         }
@@ -417,7 +417,7 @@ private slots:
             const cv::Mat input = kltest::randomImage(c.rows, c.cols, c.depth, c.channels, ++seed);
             const Conv2DSpec spec =
                 makeSpec(randomSeparableKernel(c.kernelSize, c.kernelSize, seed), c.border, c.depth);
-            const cv::Mat expected = kl::conv2dReference(input, spec);
+            const cv::Mat expected = kltest::conv2dReferenceOnAllThreads(input, spec);
             std::vector<std::string> names = kl::gpu::variants("conv2d");
             names.push_back("auto");
             for (const std::string& variant : names) {
@@ -429,7 +429,7 @@ private slots:
             const Conv2DSpec dyadic = makeSpec(dyadicKernel(c.kernelSize, seed), c.border, c.depth);
             if (integerApplies(input, dyadic))
                 QVERIFY2(kltest::bitwiseEqual(run(input, dyadic, "integer", c.streams, HostMemory::Pinned),
-                                      kl::conv2dReference(input, dyadic)),
+                                      kltest::conv2dReferenceOnAllThreads(input, dyadic)),
                          kltest::msg(describe(input, dyadic, "integer")));
         }
     }

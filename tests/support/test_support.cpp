@@ -68,6 +68,15 @@ std::string tempDir()
     return path.toStdString();
 }
 
+cv::Mat conv2dReferenceOnAllThreads(const cv::Mat& input, const kl::Conv2DSpec& spec)
+{
+    kl::validateConv2D(input, spec);
+    cv::Mat output(input.rows, input.cols, CV_MAKETYPE(kl::conv2dOutputDepth(input, spec), input.channels()));
+    cv::parallel_for_(cv::Range(0, input.rows),
+                      [&](const cv::Range& rows) { kl::conv2dReferenceRows(input, spec, output, rows); });
+    return output;
+}
+
 cv::Mat randomImage(int rows, int cols, int depth, int channels, uint64_t seed)
 {
     cv::Mat img(rows, cols, CV_MAKETYPE(depth, channels));

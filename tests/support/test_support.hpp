@@ -30,6 +30,10 @@ cv::Mat randomImage(int rows, int cols, int depth, int channels, uint64_t seed);
 /// Uniform random signal in [-1, 1).
 kl::Signal randomSignal(size_t frames, int channels, double rate, uint64_t seed);
 
+/// kl::conv2dReference computed in bands of rows on all of OpenCV's threads (kl::conv2dReferenceRows):
+/// the same sums, so the same bytes, in a fraction of the time on the large images the GPU tests use.
+cv::Mat conv2dReferenceOnAllThreads(const cv::Mat& input, const kl::Conv2DSpec& spec);
+
 /// Writes / reads a whole file as bytes.
 void writeFile(const std::string& path, const std::string& bytes);
 std::string readFile(const std::string& path);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 using kl::BorderMode;
@@ -334,6 +335,38 @@ private slots:
         cv::split(kl::conv2dReference(input, spec), outPlanes);
         for (int c = 0; c < 3; ++c)
             QCOMPARE(cv::norm(outPlanes[size_t(c)], kl::conv2dReference(planes[size_t(c)], spec), cv::NORM_INF), 0.0);
+    }
+
+    // The reference in bands of rows is the whole reference, byte for byte, whichever rows a band
+    // holds (the tests' gold runs bands on all threads: kltest::conv2dReferenceOnAllThreads); an
+    // output of another size or type, or rows outside the image, are refused.
+    void referenceInBandsOfRows()
+    {
+        uint64_t seed = 900;
+        for (int depth : kltest::kAllDepths)
+            for (int channels : kltest::kAllChannelCounts)
+                for (BorderMode border : kBorders) {
+                    const cv::Mat input = kltest::randomImage(37, 23, depth, channels, ++seed);
+                    const Conv2DSpec spec = makeSpec(randomKernel(7, 5, KernelKind::Normalized, ++seed), border,
+                                                      borderValueFor(depth));
+                    const cv::Mat whole = kl::conv2dReference(input, spec);
+                    cv::Mat bands(whole.size(), whole.type(), cv::Scalar::all(0));
+                    for (const auto& [start, end] : {std::pair{0, 1}, {1, 2}, {2, 19}, {19, 19}, {19, 37}})
+                        kl::conv2dReferenceRows(input, spec, bands, cv::Range(start, end));
+                    QVERIFY2(kltest::bitwiseEqual(bands, whole), kltest::msg(kl::describeImage(input)));
+                    QVERIFY(kltest::bitwiseEqual(kltest::conv2dReferenceOnAllThreads(input, spec), whole));
+                }
+        const cv::Mat input(8, 6, CV_8UC3, cv::Scalar::all(1));
+        const Conv2DSpec spec = makeSpec(cv::Mat::ones(3, 3, CV_32F), BorderMode::Reflect101);
+        cv::Mat wrongType(8, 6, CV_32FC3), wrongSize(7, 6, CV_8UC3), output(8, 6, CV_8UC3);
+        KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d output: 6x8 f32 x3",
+                         kl::conv2dReferenceRows(input, spec, wrongType, cv::Range(0, 8)));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "is not the result's 6x8 u8 x3",
+                         kl::conv2dReferenceRows(input, spec, wrongSize, cv::Range(0, 7)));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d rows: [4, 9) is not inside the image's 8 rows",
+                         kl::conv2dReferenceRows(input, spec, output, cv::Range(4, 9)));
+        KL_VERIFY_THROWS(kl::InvalidArgument, "conv2d rows: [5, 4)",
+                         kl::conv2dReferenceRows(input, spec, output, cv::Range(5, 4)));
     }
 
     void referenceSumsAndMagnitudes()

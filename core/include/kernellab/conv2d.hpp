@@ -76,6 +76,11 @@ std::optional<IntegerSeparableKernel> integerSeparableKernel(const cv::Mat& kern
 /// `output` (reused when it already has the result's size and type).
 void conv2dReference(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output);
 cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec);
+/// conv2dReference's rows [rows.start, rows.end) into `output`, which already has the result's size and
+/// type (else kl::InvalidArgument): the same loops over a band of rows, so that bands can run on threads
+/// of their own. The tests' gold does (kltest::conv2dReferenceOnAllThreads); the reference backend stays
+/// single-threaded.
+void conv2dReferenceRows(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output, cv::Range rows);
 /// The reference's unrounded sum at output element (y, x, channel c), and sum |K(i,j) * in(...)|
 /// in `magnitude` when given (what the acceptance rule needs where two results differ).
 double conv2dReferenceSumAt(const cv::Mat& input, const Conv2DSpec& spec, int y, int x, int c,
