@@ -1,8 +1,8 @@
 #pragma once
-// What conv2d's GPU tests (tst_conv2d_gpu, tst_conv2d_variants_gpu) share: kernels and images of the
-// kinds the variants take, each variant's reach as the tests state it on their own (checked against the
-// registry's whyNotApplicable), and a fixture that runs one variant or checks all of them against the
-// reference.
+// What conv2d's GPU tests (tst_conv2d_gpu and the variant families' tst_conv2d_variants_gpu,
+// tst_conv2d_mma_gpu, tst_conv2d_integer_gpu) share: kernels and images of the kinds the variants take,
+// each variant's reach as the tests state it on their own (checked against the registry's
+// whyNotApplicable), and a fixture that runs one variant or checks all of them against the reference.
 //
 // Comparison rule: kernellab/acceptance.hpp (kltest::checkConv2D): f32 within kFloatRelTolerance
 // of the reference's largest value; u8/u16 equal but at rounding ties.

@@ -2,7 +2,8 @@
 // border mode; kernel sizes 1..63 (non-square too) on sizes from 1x1 up; the compiled sizes
 // (kConv2dCompiledSizes) on widths that are multiples of 4 and widths that are not; f32 output, rounding
 // at ties and limits, a large image, the separable split; streams, host memory and kernel-only mode; the
-// report. Each variant family's own cases: tst_conv2d_variants_gpu.cpp.
+// report. Each variant family's own cases: tst_conv2d_variants_gpu.cpp (staged and tiled),
+// tst_conv2d_mma_gpu.cpp (tensor cores) and tst_conv2d_integer_gpu.cpp (integer, dp4a, dp2a).
 // `throughput` (KL_BENCH=1 only) prints the benchmark that docs/performance.md
 // (conv2d section) quotes.
 #include "conv2d_gpu_fixture.hpp"
