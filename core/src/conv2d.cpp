@@ -196,19 +196,38 @@ std::optional<IntegerSeparableKernel> integerSeparableKernel(const cv::Mat& kern
     return result;
 }
 
+namespace {
+
+/// The reference's rows `rows` into `output`, once the input, spec, output and rows are checked.
+void referenceRows(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output, cv::Range rows)
+{
+    const int channels = input.channels();
+    const cv::Mat kernel = effectiveKernel(spec);
+    visitDepth(input.depth(), "conv2d", [&](auto inTag) {
+        using In = decltype(inTag);
+        visitDepth(output.depth(), "conv2d", [&](auto outTag) {
+            using Out = decltype(outTag);
+            correlate<In>(input, kernel, spec.border, spec.borderValue, rows, [&](int y, int x, int c, double sum) {
+                output.ptr<Out>(y)[x * channels + c] = saturateRound<Out>(float(sum));
+            });
+        });
+    });
+}
+
+} // namespace
+
 void conv2dReference(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output)
 {
     validateConv2D(input, spec);
     createChecked(output, input.rows, input.cols, CV_MAKETYPE(conv2dOutputDepth(input, spec), input.channels()),
                   "conv2d output");
-    conv2dReferenceRows(input, spec, output, cv::Range(0, input.rows));
+    referenceRows(input, spec, output, cv::Range(0, input.rows));
 }
 
 void conv2dReferenceRows(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& output, cv::Range rows)
 {
     validateConv2D(input, spec);
-    const int outDepth = conv2dOutputDepth(input, spec);
-    const int channels = input.channels();
+    const int outDepth = conv2dOutputDepth(input, spec), channels = input.channels();
     if (output.rows != input.rows || output.cols != input.cols || output.type() != CV_MAKETYPE(outDepth, channels))
         throw InvalidArgument("conv2d output: " + describeImage(output) + " is not the result's " +
                               std::to_string(input.cols) + "x" + std::to_string(input.rows) + " " +
@@ -216,16 +235,7 @@ void conv2dReferenceRows(const cv::Mat& input, const Conv2DSpec& spec, cv::Mat& 
     if (rows.start < 0 || rows.start > rows.end || rows.end > input.rows)
         throw InvalidArgument("conv2d rows: [" + std::to_string(rows.start) + ", " + std::to_string(rows.end) +
                               ") is not inside the image's " + std::to_string(input.rows) + " rows");
-    const cv::Mat kernel = effectiveKernel(spec);
-    visitDepth(input.depth(), "conv2d", [&](auto inTag) {
-        using In = decltype(inTag);
-        visitDepth(outDepth, "conv2d", [&](auto outTag) {
-            using Out = decltype(outTag);
-            correlate<In>(input, kernel, spec.border, spec.borderValue, rows, [&](int y, int x, int c, double sum) {
-                output.ptr<Out>(y)[x * channels + c] = saturateRound<Out>(float(sum));
-            });
-        });
-    });
+    referenceRows(input, spec, output, rows);
 }
 
 cv::Mat conv2dReference(const cv::Mat& input, const Conv2DSpec& spec)
