@@ -2,6 +2,10 @@
 
 #include "op_config.hpp"
 
+#include "kernellab/conv2d.hpp"
+
+#include <algorithm>
+
 namespace kl::app {
 
 RunRequest benchRequest(Op op, const BenchOpSettings& s, int cols, int rows, int depth, size_t frames)
@@ -33,6 +37,32 @@ RunRequest benchRequest(Op op, const BenchOpSettings& s, int cols, int rows, int
     configureRequest(request, map);
     request.measureRoofs = false;
     return request;
+}
+
+WorkClass workClass(const RunRequest& request)
+{
+    switch (request.op) {
+    case Op::Conv2D: {
+        const cv::Mat& k = request.conv2d.kernel;
+        if (k.rows <= kMemoryBoundKernelSide && k.cols <= kMemoryBoundKernelSide) return WorkClass::Memory;
+        return std::max(k.rows, k.cols) <= kMemoryBoundTaps && separateKernel(k) ? WorkClass::Memory : WorkClass::Compute;
+    }
+    case Op::Conv1D:
+        return request.conv1d.taps.size() <= size_t(kMemoryBoundTaps) ? WorkClass::Memory : WorkClass::Compute;
+    case Op::Histogram:
+    case Op::Transpose:
+        break;
+    }
+    return WorkClass::Memory;
+}
+
+QString workClassRule()
+{
+    return QStringLiteral("memory-bound (conv2d kernels up to %1x%1, rank-1 kernels up to %2 taps a side, conv1d up to %2 "
+                          "taps, histogram, transpose) to the device copy, compute-bound (larger kernels) to the fp32 FMA "
+                          "peak")
+        .arg(kMemoryBoundKernelSide)
+        .arg(kMemoryBoundTaps);
 }
 
 BackendResult runBackend(const RunRequest& request, Backend backend, const std::atomic<bool>* cancel)

@@ -23,6 +23,18 @@ struct BenchOpSettings {
 /// time. It measures no roofs.
 RunRequest benchRequest(Op op, const BenchOpSettings& settings, int cols, int rows, int depth, size_t frames);
 
+/// The class a request's work is judged in, whatever the variant that runs it executes (bench
+/// --matrix): memory-bound, held to the device copy, are conv2d kernels up to 5x5, rank-1 kernels up to
+/// 15 taps a side, conv1d up to 15 taps, histogram and transpose; the larger kernels are compute-bound,
+/// held to the fp32 FMA peak. The nearer of the two roofs alone would flatter the separable and fft
+/// variants, whose FLOPs count as the direct form's.
+enum class WorkClass { Memory, Compute };
+constexpr int kMemoryBoundKernelSide = 5;  ///< any conv2d kernel up to this size is memory-bound
+constexpr int kMemoryBoundTaps = 15;       ///< and rank-1 kernels up to this side, and conv1d up to these taps
+WorkClass workClass(const RunRequest& request);
+/// The rule workClass applies, in words, for reports.
+QString workClassRule();
+
 /// Runs `request` on `backend` alone (the request's CPU/GPU options apply). Throws kl::Cancelled
 /// when `cancel` becomes true.
 BackendResult runBackend(const RunRequest& request, Backend backend, const std::atomic<bool>* cancel);
