@@ -75,12 +75,15 @@ struct Cell {
     QString op, what, size, depth;
     int channels = 1;
     QString variant;
+    app::WorkClass workClass = app::WorkClass::Memory;
     TimingStats kernel;
     double gbs = 0, gflops = 0;
     double copyPct = 0, fmaPct = 0;  ///< of the two roofs
     /// The nearer roof: a cell is held to whichever of the two it comes closer to.
     [[nodiscard]] bool fmaBound() const { return fmaPct > copyPct; }
     [[nodiscard]] double roofPct() const { return std::max(copyPct, fmaPct); }
+    /// Of its class's roof (app::WorkClass).
+    [[nodiscard]] double classPct() const { return workClass == app::WorkClass::Compute ? fmaPct : copyPct; }
     QString error;
 };
 
@@ -144,6 +147,7 @@ private:
             cell.depth = QString::fromStdString(depthName(request.image.depth()));
             cell.channels = request.image.channels();
         }
+        cell.workClass = app::workClass(request);
         progress_.update(done_++ / total_, cell.op + QLatin1Char(' ') + what + QLatin1Char(' ') + cell.size +
                                                QLatin1Char(' ') + cell.depth + QStringLiteral(" x%1").arg(cell.channels));
         request.cpuThreads = s_.cpuThreads;
@@ -240,6 +244,8 @@ private:
 };
 
 QString bound(const Cell& c) { return c.fmaBound() ? QStringLiteral("fma") : QStringLiteral("copy"); }
+QString workClassName(app::WorkClass w) { return w == app::WorkClass::Compute ? QStringLiteral("compute") : QStringLiteral("memory"); }
+QString workClassRoof(app::WorkClass w) { return w == app::WorkClass::Compute ? QStringLiteral("fma") : QStringLiteral("copy"); }
 QString percent(double v) { return v > 0 ? QString::number(v, 'f', 1) : QStringLiteral("-"); }
 
 Table matrixTable(const std::vector<Cell>& cells)
@@ -248,13 +254,13 @@ Table matrixTable(const std::vector<Cell>& cells)
     t.header = {QStringLiteral("op"), QStringLiteral("case"), QStringLiteral("size"), QStringLiteral("depth"),
                 QStringLiteral("ch"), QStringLiteral("variant"), QStringLiteral("kernel ms"), QStringLiteral("GB/s"),
                 QStringLiteral("GFLOP/s"), QStringLiteral("% copy"), QStringLiteral("% FMA"), QStringLiteral("nearer roof"),
-                QStringLiteral("check")};
+                QStringLiteral("class"), QStringLiteral("check")};
     for (const Cell& c : cells)
         t.rows.push_back({c.op, c.what, c.size, c.depth, QString::number(c.channels),
                           c.variant.isEmpty() ? QStringLiteral("-") : c.variant, formatMs(c.kernel.medianMs),
                           formatRate(c.gbs), c.gflops > 0 ? formatRate(c.gflops) : QStringLiteral("-"),
                           percent(c.copyPct), percent(c.fmaPct), c.error.isEmpty() ? bound(c) : QStringLiteral("-"),
-                          c.error.isEmpty() ? QStringLiteral("ok") : QStringLiteral("FAILED")});
+                          workClassName(c.workClass), c.error.isEmpty() ? QStringLiteral("ok") : QStringLiteral("FAILED")});
     return t;
 }
 
@@ -274,13 +280,15 @@ QJsonObject toJson(const Cell& c)
             {QStringLiteral("copy_pct"), c.copyPct},
             {QStringLiteral("fma_pct"), c.fmaPct},
             {QStringLiteral("roof"), bound(c)},
-            {QStringLiteral("roof_pct"), c.roofPct()}};
+            {QStringLiteral("roof_pct"), c.roofPct()},
+            {QStringLiteral("class"), workClassName(c.workClass)},
+            {QStringLiteral("class_pct"), c.classPct()}};
 }
 
 QString csvOf(const std::vector<Cell>& cells)
 {
     QString csv = QStringLiteral("op,case,size,depth,channels,variant,ok,kernel_median_ms,kernel_min_ms,kernel_max_ms,"
-                                 "gbs,gflops,copy_pct,fma_pct,roof,roof_pct,error\n");
+                                 "gbs,gflops,copy_pct,fma_pct,roof,roof_pct,class,class_pct,error\n");
     for (const Cell& c : cells)
         csv += QStringList{c.op, app::csvField(c.what), c.size, c.depth, QString::number(c.channels), c.variant,
                            c.error.isEmpty() ? QStringLiteral("true") : QStringLiteral("false"),
@@ -288,10 +296,35 @@ QString csvOf(const std::vector<Cell>& cells)
                            QString::number(c.kernel.maxMs, 'g', 8), QString::number(c.gbs, 'g', 6),
                            QString::number(c.gflops, 'g', 6), QString::number(c.copyPct, 'f', 2),
                            QString::number(c.fmaPct, 'f', 2), bound(c), QString::number(c.roofPct(), 'f', 2),
-                           app::csvField(c.error)}
+                           workClassName(c.workClass), QString::number(c.classPct(), 'f', 2), app::csvField(c.error)}
                    .join(QLatin1Char(',')) +
                QLatin1Char('\n');
     return csv;
+}
+
+/// The worst cell against its nearer roof, then the worst of each class against its class's roof.
+QStringList worstCells(const std::vector<Cell>& cells)
+{
+    const auto lowest = [&](auto pct, auto keep) {
+        const Cell* worst = nullptr;
+        for (const Cell& c : cells)
+            if (c.error.isEmpty() && keep(c) && (!worst || pct(c) < pct(*worst))) worst = &c;
+        return worst;
+    };
+    const auto describe = [](const Cell& c) {
+        return QStringLiteral("%1 %2 %3 %4 x%5 (%6)").arg(c.op, c.what, c.size, c.depth).arg(c.channels).arg(c.variant);
+    };
+    const Cell* worst = lowest([](const Cell& c) { return c.roofPct(); }, [](const Cell&) { return true; });
+    if (!worst) return {QStringLiteral("no cell ran")};
+    QStringList lines{
+        QStringLiteral("worst cell: %1: %2% of %3").arg(describe(*worst)).arg(worst->roofPct(), 0, 'f', 1).arg(bound(*worst))};
+    for (app::WorkClass w : {app::WorkClass::Memory, app::WorkClass::Compute})
+        if (const Cell* inClass = lowest([](const Cell& c) { return c.classPct(); }, [w](const Cell& c) { return c.workClass == w; }))
+            lines << QStringLiteral("worst %1-bound cell: %2: %3% of %4")
+                         .arg(workClassName(w), describe(*inClass))
+                         .arg(inClass->classPct(), 0, 'f', 1)
+                         .arg(workClassRoof(w));
+    return lines;
 }
 
 } // namespace
@@ -309,26 +342,16 @@ int runMatrix(const MatrixSettings& settings, gpu::Engine& engine, const MatrixR
     const Table table = matrixTable(cells);
     printLine(table.text());
 
-    const Cell* worst = nullptr;
-    int failures = 0;
-    for (const Cell& c : cells) {
-        if (!c.error.isEmpty()) ++failures;
-        else if (!worst || c.roofPct() < worst->roofPct()) worst = &c;
-    }
+    const int failures = int(std::count_if(cells.begin(), cells.end(), [](const Cell& c) { return !c.error.isEmpty(); }));
     const QString roofText =
         QStringLiteral("device copy %1 GB/s (read + write), fp32 FMA %2 GFLOP/s. Each cell is held to the roof it comes "
                        "nearer; FLOPs are the direct form's (2 per tap per output), so separable and fft variants, "
-                       "which execute fewer, show an effective rate that may pass 100% of FMA")
-            .arg(formatRate(roofs.copyGBs), formatRate(roofs.fmaGFlops));
-    const QString worstText = worst ? QStringLiteral("worst cell: %1 %2 %3 %4 x%5 (%6): %7% of %8")
-                                          .arg(worst->op, worst->what, worst->size, worst->depth)
-                                          .arg(worst->channels)
-                                          .arg(worst->variant)
-                                          .arg(worst->roofPct(), 0, 'f', 1)
-                                          .arg(bound(*worst))
-                                    : QStringLiteral("no cell ran");
+                       "which execute fewer, show an effective rate that may pass 100% of FMA. Its class holds it to "
+                       "one roof whatever its variant executes: %3")
+            .arg(formatRate(roofs.copyGBs), formatRate(roofs.fmaGFlops), app::workClassRule());
+    const QStringList worstLines = worstCells(cells);
     printLine(roofText);
-    printLine(worstText);
+    for (const QString& line : worstLines) printLine(line);
 
     const QString date = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
     QJsonArray rows;
@@ -361,7 +384,7 @@ int runMatrix(const MatrixSettings& settings, gpu::Engine& engine, const MatrixR
                                  .arg(date, QString::fromStdString(engine.device().name), roofText)
                                  .arg(settings.repetitions)
                                  .arg(settings.warmup)
-                                 .arg(table.markdown(), worstText, variantText);
+                                 .arg(table.markdown(), worstLines.join(QStringLiteral(".\n\n")), variantText);
     writeTextFile(out.filePath(QStringLiteral("kernellab-matrix.md")), markdown.toUtf8());
     printLine("wrote " + out.filePath(QStringLiteral("kernellab-matrix.{json,csv,md}")));
     if (failures > 0) {

@@ -568,8 +568,10 @@ int runBench(const QStringList& arguments)
          QStringLiteral("The coverage matrix instead: conv2d kernel classes (box 3 and 7, Gaussian 5x5 s=1.3, sharpen, "
                         "Laplacian, Sobel, a rank-5 5x5, Gaussian 9 and 15) and histogram and transpose, each at every "
                         "depth (u8, u16, f32) and channel count (1, 3, 4), and conv1d K = 15, 127, 1023, 8191; kernel only, "
-                        "auto variant, --sizes images (default 8192), each against the copy or FMA roof measured first; "
-                        "--ops keeps the cells of those ops. Writes kernellab-matrix.{json,csv,md}; needs a GPU.")},
+                        "auto variant, --sizes images (default 8192), each against the copy and FMA roofs measured first, "
+                        "held to the nearer one and to its class's (memory- or compute-bound), the worst cell of each "
+                        "printed last; --ops keeps the cells of those ops. Writes kernellab-matrix.{json,csv,md}; needs a "
+                        "GPU.")},
         {QStringLiteral("border"),
          QStringLiteral("--matrix: the conv2d cells' border (default reflect101; NPP's filters have replicate only)."),
          QStringLiteral("MODE")},

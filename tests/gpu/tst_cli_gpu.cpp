@@ -334,7 +334,9 @@ private slots:
     }
 
     /// bench --matrix on small odd sizes: every cell (9 conv2d classes + histogram + transpose at 3
-    /// depths x 3 channel counts, 4 conv1d tap counts) runs, verifies and is held to a roof.
+    /// depths x 3 channel counts, 4 conv1d tap counts) runs, verifies, is held to its nearer roof and to
+    /// its class's (conv1d from 127 taps compute-bound, every other cell memory-bound), and the output
+    /// ends with the worst cell of each.
     void matrixCoversEveryCell()
     {
         const QString out = QString::fromStdString(kltest::tempDir());
@@ -355,8 +357,15 @@ private slots:
                      std::max(cell[QStringLiteral("copy_pct")].toDouble(), cell[QStringLiteral("fma_pct")].toDouble()));
             const QString roof = cell[QStringLiteral("roof")].toString();
             QVERIFY2(roof == QLatin1String("copy") || roof == QLatin1String("fma"), qPrintable(roof));
+            const bool compute = cell[QStringLiteral("op")].toString() == QLatin1String("conv1d") &&
+                                 cell[QStringLiteral("case")].toString() != QLatin1String("K=15");
+            QCOMPARE(cell[QStringLiteral("class")].toString(), compute ? QStringLiteral("compute") : QStringLiteral("memory"));
+            QCOMPARE(cell[QStringLiteral("class_pct")].toDouble(),
+                     cell[compute ? QStringLiteral("fma_pct") : QStringLiteral("copy_pct")].toDouble());
         }
         QVERIFY2(run.out.contains(QStringLiteral("worst cell: ")), describe(run));
+        QVERIFY2(run.out.contains(QStringLiteral("worst memory-bound cell: ")), describe(run));
+        QVERIFY2(run.out.contains(QStringLiteral("worst compute-bound cell: conv1d K=")), describe(run));
         QVERIFY(QFileInfo::exists(out + QStringLiteral("/kernellab-matrix.csv")));
         QVERIFY(QFileInfo::exists(out + QStringLiteral("/kernellab-matrix.md")));
     }
