@@ -11,8 +11,9 @@ import json
 import sys
 
 
-def main(npp_path, matrix_path):
-    matrix = json.load(open(matrix_path))
+def npp_ratios(npp_path, matrix):
+    """(rows, skipped): a row (key, NPP function, NPP ms, KernelLab ms, variant, NPP / KernelLab) for each
+    verified NPP cell the matrix has, key = (op, case, depth, channels); why each other cell is left out."""
     ours = {}
     for cell in matrix["cells"]:
         if cell["ok"]:
@@ -28,6 +29,12 @@ def main(npp_path, matrix_path):
             continue
         npp_ms, kl_ms = float(r["median_ms"]), ours[key]["kernel_ms"]["median"]
         rows.append((key, r["npp_function"], npp_ms, kl_ms, ours[key]["variant"], npp_ms / kl_ms))
+    return rows, skipped
+
+
+def main(npp_path, matrix_path):
+    matrix = json.load(open(matrix_path))
+    rows, skipped = npp_ratios(npp_path, matrix)
     print(f"# NPP against KernelLab, {matrix['date']}\n")
     print(f"{matrix['device']['name']}, kernel only, medians; KernelLab: `bench --matrix --border replicate`, "
           "NPP: `bench/npp_peer.cu` (every cell verified against KernelLab's output first). "
