@@ -5,7 +5,7 @@
 # OUT/round-signals: histogram at 8192x8192 and conv1d on 16M samples; OUT/odd: every op at
 # 8191x8179 and 16777213 samples; OUT/npp.csv: NPP 13 on every cell it has, each checked first on a
 # 1021x767 matrix's inputs (needs nvcc and NPP); OUT/npp-vs-kernellab.md the join; OUT/targets.md:
-# bench/matrix_targets.py's table. ODD=0 and NPP=0 leave those steps out (on an H200 the conv2d and
+# bench/matrix_targets.py's table and grid. ODD=0 and NPP=0 leave those steps out (on an H200 the conv2d and
 # transpose matrix alone took 238 s). Exits 1 when a step failed or a target is not met.
 set -uo pipefail
 out=${1:?usage: coverage-matrix.sh OUT}

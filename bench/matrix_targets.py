@@ -7,7 +7,8 @@
 --odd: the same cells at an odd size (8191x8179, 16777213 samples), each held to the round cell's time
 per element; --npp: bench/npp_peer.cu's CSV, joined with the round conv2d and transpose cells (run
 those with --border replicate, NPP's only border). Each cell's class, memory- or compute-bound, is the
-matrix's (`class` in its JSON). Exit 0 when every target is met, 1 when one is not, 2 on bad input.
+matrix's (`class` in its JSON). Prints the targets table, then the round cells as the README's grid.
+Exit 0 when every target is met, 1 when one is not, 2 on bad input.
 """
 import argparse
 import json
@@ -134,7 +135,43 @@ def main():
     print("\n| target | measured | met |\n|---|---|---|")
     for target, measured, met in rows:
         print(f"| {target} | {measured} | {'yes' if met else 'no'} |")
+    print_grid(cells)
     return 0 if all(met for _, _, met in rows) else 1
+
+
+def print_grid(cells):
+    """The round cells as the README shows them: a row per conv2d kernel class, histogram and transpose,
+    a column per depth and channel count, each cell's % of its class's roof, bold under the target."""
+    columns = sorted({(c["depth"], int(c["channels"])) for c in cells.values() if c["op"] != "conv1d"},
+                     key=lambda dc: (["u8", "u16", "f32"].index(dc[0]) if dc[0] in ("u8", "u16", "f32") else 9, dc[1]))
+    lines = []
+    for cell in cells.values():
+        line = (cell["op"], cell["case"]) if cell["op"] == "conv2d" else (cell["op"], "-")
+        if cell["op"] != "conv1d" and line not in lines:
+            lines.append(line)
+    if not lines:
+        return
+    print("\n% of each cell's class roof (copy for memory-bound cells, F: FMA for compute-bound ones; bold: under its target):\n")
+    print("| cell | " + " | ".join(f"{d} x{ch}" for d, ch in columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    for op, case in lines:
+        row = []
+        for depth, channels in columns:
+            cell = cells.get((op, case, depth, channels))
+            if not cell:
+                row.append("")
+                continue
+            compute = cell["class"] == "compute"
+            text = f"{cell['class_pct']:.1f}" + (" F" if compute else "")
+            row.append(f"**{text}**" if cell["class_pct"] < (COMPUTE_BOUND_PCT if compute else MEMORY_BOUND_PCT) else text)
+        print(f"| {op if case == '-' else case} | " + " | ".join(row) + " |")
+    conv1d = sorted((c for c in cells.values() if c["op"] == "conv1d"), key=lambda c: int(c["case"].removeprefix("K=")))
+    if conv1d:
+        print()
+    for cell in conv1d:
+        roof = "FMA" if cell["class"] == "compute" else "copy"
+        print(f"- conv1d {cell['case']} ({cell['variant']}): {cell['kernel_ms']['median']:.4f} ms, "
+              f"{cell['class_pct']:.1f}% of {roof}")
 
 
 if __name__ == "__main__":
