@@ -142,8 +142,8 @@ def main():
 def print_grid(cells):
     """The round cells as the README shows them: a row per conv2d kernel class, histogram and transpose,
     a column per depth and channel count, each cell's % of its class's roof, bold under the target."""
-    columns = sorted({(c["depth"], int(c["channels"])) for c in cells.values() if c["op"] != "conv1d"},
-                     key=lambda dc: (["u8", "u16", "f32"].index(dc[0]) if dc[0] in ("u8", "u16", "f32") else 9, dc[1]))
+    present = {(c["depth"], int(c["channels"])) for c in cells.values() if c["op"] != "conv1d"}
+    columns = [(depth, channels) for depth in ("u8", "u16", "f32") for channels in (1, 3, 4) if (depth, channels) in present]
     lines = []
     for cell in cells.values():
         line = (cell["op"], cell["case"]) if cell["op"] == "conv2d" else (cell["op"], "-")
