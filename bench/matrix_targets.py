@@ -175,4 +175,9 @@ def print_grid(cells):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError, KeyError) as error:  # an unreadable or malformed file: bad input, not a target missed
+        fail(f"bad input: {type(error).__name__}: {error}")
