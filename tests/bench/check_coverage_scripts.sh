@@ -90,16 +90,18 @@ expect_bad() {  # what, expected text in the message, matrix_targets.py argument
   ! grep -q Traceback "$work/bad.err" || fail "$what: a traceback"
 }
 round_json=$recorded/coverage-matrix-conv2d-transpose.json
+edited_matrix() {  # output file, a Python statement on the recorded round matrix `m`
+  python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(m, open(sys.argv[2], "w"))' "$round_json" "$1" "$2"
+}
 expect_bad "a missing matrix" "No such file" --round "$work/missing.json"
 echo '{"cells": [' > "$work/truncated.json"
 expect_bad "a truncated matrix" "JSONDecodeError" --round "$work/truncated.json"
-python3 -c 'import json, sys
-m = json.load(open(sys.argv[1])); m["cells"][0].update(ok=False, error="output differs")
-json.dump(m, open(sys.argv[2], "w"))' "$round_json" "$work/failed.json"
+edited_matrix "$work/failed.json" 'm["cells"][0].update(ok=False, error="output differs")'
 expect_bad "a failed cell" "failed: output differs" --round "$work/failed.json"
-python3 -c 'import json, sys
-m = json.load(open(sys.argv[1])); [c.pop("class") for c in m["cells"]]
-json.dump(m, open(sys.argv[2], "w"))' "$round_json" "$work/classless.json"
+edited_matrix "$work/classless.json" 'for c in m["cells"]: c.pop("class")'
 expect_bad "a matrix without classes" "no cell classes" --round "$work/classless.json"
 expect_bad "a cell in two files" "is in another --round file too" --round "$round_json" "$round_json"
 expect_bad "a missing NPP file" "No such file" --round "$round_json" --npp "$work/missing.csv"
