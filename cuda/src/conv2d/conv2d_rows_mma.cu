@@ -42,6 +42,20 @@ constexpr int kRowsMmaMaxStrips = 255;
 constexpr int kRowsMmaMaxSize = kConv2dCompiledSizes.back();
 static_assert(kRowsMmaMaxSize <= 15, "the tap fragments' block offsets (RowsMmaShape::offsets) and the ring of 16 reach 15 taps");
 
+/// The row of fill i of a batch with `count` edge elements a row, i / count, as a multiply and a shift
+/// (scale = batchRowScale(count)): the edge bands fill every batch, and a division and borderIndex an
+/// element there made them the launch's slowest blocks (docs/performance.md, "Sixty-ninth step").
+__host__ __device__ constexpr unsigned batchRowScale(int count) { return ((1u << 20) + unsigned(count) - 1) / unsigned(count); }
+__host__ __device__ constexpr int batchRow(int i, unsigned scale) { return int(unsigned(i) * scale >> 20); }
+/// Whether batchRow is i / count for every count up to `counts` and i of a batch's fills.
+constexpr bool batchRowsExact(int counts)
+{
+    for (int count = 1; count <= counts; ++count)
+        for (int i = 0; i < kRowsMmaBatch * count; ++i)
+            if (batchRow(i, batchRowScale(count)) != i / count) return false;
+    return true;
+}
+
 /// A block's shape on CN-channel images of T. Each thread takes two elements of the band in the column
 /// pass; the row pass sums tiles of 8 pixels of one channel (the mma's n). One channel: warp w takes
 /// the tiles from pixel 64w, from ldmatrix. Three or four (interleaved): the band's 64 pixels; on u16
@@ -81,10 +95,15 @@ template <typename T, int CN> struct RowsMmaShape {
     /// Edge elements a thread holds between batches: every band's of one channel; on more channels
     /// those of a band with one edge (an image narrower than a band has its stored at once).
     static constexpr int fillsPerThread = sizeof(T) == 2 ? (CN == 1 ? 3 : 5) : CN == 1 ? 4 : 6;
+    /// The most edge elements a row that the threads hold (PendingFill), and so the entries of the
+    /// table of their sources (EdgeElements::sources).
+    static constexpr int heldEdgeElements = fillsPerThread * threads / kRowsMmaBatch;
     static constexpr int slotElements = kRowsMmaBatch * slotStride;
     static constexpr int sumElements = kRowsMmaBatch * sumStride;
     static constexpr size_t sharedBytes =
-        kRowsMmaSlots * slotElements * sizeof(T) + 2 * sumElements * sizeof(float);
+        kRowsMmaSlots * slotElements * sizeof(T) + 2 * sumElements * sizeof(float) + heldEdgeElements * sizeof(int);
+    static_assert(fillsPerThread * threads % kRowsMmaBatch == 0 && batchRowsExact(heldEdgeElements),
+                  "held edge elements fill whole rows, and batchRow finds their rows");
     static_assert(kRowsMmaSlots * slotElements * sizeof(T) % 16 == 0 && slotStride % copyElements == 0 && sumStride % 2 == 0,
                   "slots 16-byte aligned, rows of whole 16 bytes, sums of whole float2");
     static_assert(slotStride >= stagedElements && sumStride >= band, "rows hold the staged window and the band");
@@ -180,17 +199,30 @@ template <typename T, int CN, typename Copy> __device__ __forceinline__ void for
 /// The elements of a band's staged window that no copy brings but outputs read, the same in every row:
 /// left of the image (-CN * K/2 .. -1) and from the last copy inside the row to CN * K/2 past its end.
 /// Element c of `count` is row element element(c). None on bands whose window lies inside the row.
+/// Up to heldEdgeElements of them, `sources` holds where each is read in its row (edgeSource), found
+/// once a block (findEdgeSources).
 template <typename T, int CN> struct EdgeElements {
     int left, rightStart, count;
-    __device__ EdgeElements(int x0, int rowElements, int halfWidth)
+    unsigned rowScale;  ///< batchRowScale(count)
+    int* sources;
+    __device__ EdgeElements(int x0, int rowElements, int halfWidth, int* sourceTable) : sources(sourceTable)
     {
         using S = RowsMmaShape<T, CN>;
         left = x0 == 0 ? CN * halfWidth : 0;
         // copies start at multiples of copyElements (x0 - margin is one)
         rightStart = rowElements / S::copyElements * S::copyElements;
         count = left + max(0, min(x0 - S::margin + S::stagedElements, rowElements + CN * halfWidth) - rightStart);
+        rowScale = count > 0 ? batchRowScale(count) : 0;
     }
     [[nodiscard]] __device__ int element(int c) const { return c < left ? c - left : rightStart + c - left; }
+    /// Whether the threads hold the batch's edge elements between batches (PendingFill).
+    [[nodiscard]] __device__ bool held() const { return count <= RowsMmaShape<T, CN>::heldEdgeElements; }
+    /// Fill i of a held batch: its row r and its element's index c (element(c), sources[c]).
+    __device__ void place(int i, int& r, int& c) const
+    {
+        r = batchRow(i, rowScale);
+        c = i - r * count;
+    }
 };
 
 /// Whether copy c of a row (copyElements from x0 - margin + copyElements * c) lies inside the row.
@@ -201,11 +233,25 @@ template <typename T, int CN> __device__ bool copyInside(int x0, int c, int rowE
     return x >= 0 && x + S::copyElements <= rowElements;
 }
 
-/// Element `e` (any, the border's too) of slice row k, an image row.
-template <int CN, typename T, typename Out> __device__ T edgeElement(const StripArgs<T, Out>& a, int k, int e)
+/// Where row element `e` (any, the border's too) is read in its image row, or -1 for the constant
+/// border value.
+template <int CN, typename T, typename Out> __device__ int edgeSource(const StripArgs<T, Out>& a, int e)
 {
     const int p = floorDiv<CN>(e), sx = borderIndex(p, a.cols, a.border);
-    return sx < 0 ? T(a.borderValue) : __ldg(a.inRow(k) + sx * CN + (e - p * CN));
+    return sx < 0 ? -1 : sx * CN + (e - p * CN);
+}
+
+/// The element of slice row k, an image row, that `source` (edgeSource) names.
+template <typename T, typename Out> __device__ T sourceElement(const StripArgs<T, Out>& a, int k, int source)
+{
+    return source < 0 ? T(a.borderValue) : __ldg(a.inRow(k) + source);
+}
+
+/// Fills edge.sources, where the band holds its edge elements; the caller's barrier publishes them.
+template <int CN, typename T, typename Out> __device__ void findEdgeSources(const StripArgs<T, Out>& a, const EdgeElements<T, CN>& edge)
+{
+    if (!edge.held()) return;
+    for (int c = threadIdx.x; c < edge.count; c += RowsMmaShape<T, CN>::threads) edge.sources[c] = edgeSource<CN>(a, edge.element(c));
 }
 
 /// The edge elements of a staged batch (16 rows x EdgeElements::count), this thread's elements
@@ -218,8 +264,8 @@ template <typename T, int CN> struct PendingFill {
 
 /// Stages slice rows first .. first + 15, all image rows of the slice (or, but for Constant, border
 /// rows the upload placed): the copies inside the row by cp.async, all in flight, and the edge
-/// elements through borderIndex into `fill` (or, more than it holds, into the slot at once: the slot
-/// was last read before this batch's barrier).
+/// elements from edge.sources into `fill` (or, more than it holds, through borderIndex into the slot
+/// at once: the slot was last read before this batch's barrier).
 template <int CN, typename T, typename Out>
 __device__ void stageBatch(const StripArgs<T, Out>& a, int x0, int first, T* slot, const EdgeElements<T, CN>& edge,
                            PendingFill<T, CN>& fill)
@@ -244,10 +290,10 @@ __device__ void stageBatch(const StripArgs<T, Out>& a, int x0, int first, T* slo
         r = i / edge.count;
         return slot + r * S::slotStride + edge.element(i - r * edge.count) - (x0 - S::margin);
     };
-    if (kRowsMmaBatch * edge.count > S::fillsPerThread * S::threads) {
+    if (!edge.held()) {
         for (int i = threadIdx.x, r; i < kRowsMmaBatch * edge.count; i += S::threads) {
             T* element = target(i, r);
-            *element = edgeElement<CN>(a, first + r, edge.element(i - r * edge.count));
+            *element = sourceElement(a, first + r, edgeSource<CN>(a, edge.element(i - r * edge.count)));
         }
         return;
     }
@@ -255,8 +301,9 @@ __device__ void stageBatch(const StripArgs<T, Out>& a, int x0, int first, T* slo
 #pragma unroll
     for (int m = 0; m < S::fillsPerThread; ++m)
         if (const int i = threadIdx.x + S::threads * m; i < kRowsMmaBatch * edge.count) {
-            const int r = i / edge.count;
-            fill.value[m] = edgeElement<CN>(a, first + r, edge.element(i - r * edge.count));
+            int r, c;
+            edge.place(i, r, c);
+            fill.value[m] = sourceElement(a, first + r, edge.sources[c]);
         }
 }
 
@@ -269,8 +316,9 @@ __device__ void storeFill(T* slot, int x0, const EdgeElements<T, CN>& edge, Pend
 #pragma unroll
     for (int m = 0; m < S::fillsPerThread; ++m)
         if (const int i = threadIdx.x + S::threads * m; i < kRowsMmaBatch * edge.count) {
-            const int r = i / edge.count;
-            slot[r * S::slotStride + edge.element(i - r * edge.count) - (x0 - S::margin)] = fill.value[m];
+            int r, c;
+            edge.place(i, r, c);
+            slot[r * S::slotStride + edge.element(c) - (x0 - S::margin)] = fill.value[m];
         }
     fill.any = false;
 }
@@ -555,7 +603,7 @@ __global__ void __launch_bounds__(RowsMmaShape<T, CN>::threads, RowsMmaShape<T, 
     float* sums = reinterpret_cast<float*>(staged + kRowsMmaSlots * S::slotElements);
     const RowTapFragments<S::offsets> taps(fragments);
     const int x0 = blockIdx.x * S::band, x = x0 + 2 * int(threadIdx.x);
-    const EdgeElements<T, CN> edge(x0, CN * a.cols, K / 2);
+    const EdgeElements<T, CN> edge(x0, CN * a.cols, K / 2, reinterpret_cast<int*>(sums + 2 * S::sumElements));
     const bool inside = x < CN * a.cols;
     const float* columnSums = sums + 2 * threadIdx.x;
     const float* swappedSums = sums + 2 * (threadIdx.x ^ 2);  // pair t ^ 2, where swapsPixelPairs
@@ -570,6 +618,8 @@ __global__ void __launch_bounds__(RowsMmaShape<T, CN>::threads, RowsMmaShape<T, 
         else stageBorderBatch<T, Out, K, CN>(a, x0, first, slot(b));
         __pipeline_commit();
     };
+    findEdgeSources<CN>(a, edge);
+    __syncthreads();
     stage(0);
     storeFill<T, CN>(slot(0), x0, edge, fill);
     float2 ring[kRowsMmaBatch] = {};
