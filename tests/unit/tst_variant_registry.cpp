@@ -37,10 +37,11 @@ DeviceInfo device(int major, int minor)
     return d;
 }
 
-kl::Conv2DSpec spec(kl::Conv2DPreset preset, int size)
+kl::Conv2DSpec spec(kl::Conv2DPreset preset, int size, double sigma = 0)
 {
     kl::Conv2DPresetParams params;
     params.width = params.height = size;
+    params.sigma = sigma;
     kl::Conv2DSpec s;
     s.kernel = kl::makeConv2DKernel(preset, params);
     return s;
@@ -237,9 +238,9 @@ private slots:
         QCOMPARE(kl::gpu::resolvedVariant("auto", kltest::randomImage(37, 23, CV_32F, 1, 11), huge, hopper),
                  std::string("shared"));
         // Gaussian 15x15 on u8 from compute capability 8.0: rows-mma (its tensor-core row pass); before,
-        // the ring on one channel and separable-tiles on several. At 9x9 the ring, on 4 channels too. A
-        // kernel whose column taps split but not its row taps: separable-mma (its tensor-core column
-        // pass). Not on u16 ...
+        // the ring on one channel and separable-tiles on several. At 9x9 rows-mma on one channel, the ring
+        // on 3 and 4 and before 8.0. A kernel whose column taps split but not its row taps: separable-mma
+        // (its tensor-core column pass). Not on u16 ...
         const kl::Conv2DSpec gaussian15 = spec(kl::Conv2DPreset::Gaussian, 15);
         kl::Conv2DSpec tinyRowTaps15;
         cv::Mat row(1, 15, CV_32F, cv::Scalar(1.0f / 15));
@@ -252,7 +253,11 @@ private slots:
             QCOMPARE(kl::gpu::resolvedVariant("auto", image, tinyRowTaps15, hopper), std::string("separable-mma"));
             QCOMPARE(kl::gpu::resolvedVariant("auto", image, gaussian15, turing),
                      std::string(channels == 1 ? "separable" : "separable-tiles"));
-            QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Gaussian, 9), hopper), std::string("separable"));
+            QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Gaussian, 9), hopper),
+                     std::string(channels == 1 ? "rows-mma" : "separable"));
+            QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Gaussian, 9), turing), std::string("separable"));
+            QCOMPARE(kl::gpu::resolvedVariant("auto", image, spec(kl::Conv2DPreset::Gaussian, 7, 1.7), hopper),
+                     std::string("separable"));
         }
         // ... and on u16 rows-mma from compute capability 8.0 (its tensor-core row pass), at 9x9 on 4
         // channels only.

@@ -10,7 +10,7 @@
 // auto: integer where it applies (u8 boxes and dyadic Gaussians: faster than dp4a on boxes too), then
 // dp4a (sharpen, Laplacian, Sobel on u8), then dp2a for u16 kernels that are not rank 1 (faster than
 // shared wherever they apply). Else, for rank-1 kernels of compiled sizes, rows-mma at 15x15 (and at
-// 9x9 on 4 u16 channels; on u8 at 15x15 separable-mma where rows-mma does not apply), the separable
+// 9x9 on 4 u16 channels and one u8 channel; on u8 at 15x15 separable-mma where rows-mma does not apply), the separable
 // ring (on u8/u16 from staged tiles) or separable-tiles where each measured faster (autoConv2d);
 // separable for other rank-1 sizes from 500 taps on; but on f32 separable (the staged ring) for rank-1
 // 3x3 and 5x5 kernels and staged-rows for the other kernels up to 7x7 but rank-1 7x7 ones.
@@ -116,13 +116,15 @@ const char* autoConv2d(const Conv2dProblem& p)
         // 15x15: on u16 rows-mma 1.21-1.25x faster than the ring on one channel, 1.31 / 1.36x
         // separable-tiles' speed on 3 / 4; on u8 1.37-1.43x the ring's and 1.57-1.65x separable-mma's on
         // one channel, 1.13-1.36x separable-mma's on 3 and 4. At 9x9 rows-mma 1.08x the ring's speed on 4
-        // u16 channels, while the ring was 1.01-1.05x faster on 1 and 3, and took 0.85-1.02x rows-mma's
-        // time on u8.
-        const bool rowsMma = kRows == 15 || (kRows == 9 && p.input.channels() == 4 && !u8);
+        // u16 channels and 1.03-1.06x on one u8 channel, while the ring was 1.01-1.05x faster on 1 and 3
+        // u16 channels and took 0.85-1.01x rows-mma's time on 3 and 4 u8 channels, 0.80-0.93x on one at 5x5
+        // and 7x7.
+        const int channels = p.input.channels();
+        const bool rowsMma = kRows == 15 || (kRows == 9 && (u8 ? channels == 1 : channels == 4));
         if (compiled && rowsMma && conv2dVariants().whyNot("rows-mma", p).empty()) return "rows-mma";
         // u8 15x15 where rows-mma's row taps do not split: separable-mma 1.09-1.15x faster than separable-tiles.
         if (compiled && kRows == 15 && u8 && conv2dVariants().whyNot("separable-mma", p).empty()) return "separable-mma";
-        const bool ring = compiled && !f32 && (kRows < 15 || p.input.channels() == 1);
+        const bool ring = compiled && !f32 && (kRows < 15 || channels == 1);
         if (ring && conv2dVariants().whyNot("separable", p).empty()) return "separable";
         if (compiled && kRows >= (f32 ? 7 : 9)) return "separable-tiles";
         if (!compiled && kRows * kCols >= 500) return "separable";
