@@ -117,7 +117,7 @@ const char* autoConv2d(const Conv2dProblem& p)
         // separable-tiles' speed on 3 / 4; on u8 1.37-1.43x the ring's and 1.57-1.65x separable-mma's on
         // one channel, 1.13-1.36x separable-mma's on 3 and 4. At 9x9 rows-mma 1.08x the ring's speed on 4
         // u16 channels and 1.03-1.06x on one u8 channel, while the ring was 1.01-1.05x faster on 1 and 3
-        // u16 channels and took 0.85-1.01x rows-mma's time on 3 and 4 u8 channels, 0.80-0.93x on one at 5x5
+        // u16 channels and took 0.85-1.01x rows-mma's time on 3 and 4 u8 channels, 0.81-0.93x on one at 5x5
         // and 7x7.
         const int channels = p.input.channels();
         const bool rowsMma = kRows == 15 || (kRows == 9 && (u8 ? channels == 1 : channels == 4));
